@@ -1,0 +1,37 @@
+"""Reading, validating and generating datasets.
+
+:func:`load` turns a CSV / LIBSVM / Parquet file, a NumPy array, a SciPy
+sparse matrix or a pandas object into a validated :class:`Dataset`;
+:func:`as_layout` gives the memory layout a solver reads.
+:func:`make_synthetic` and :func:`load_bundled` provide datasets for
+experiments. pandas and pyarrow are optional: they are imported only when a
+pandas object is passed or a Parquet file is read.
+
+Examples
+--------
+>>> from dpglm.data import load_bundled, as_layout
+>>> ds = load_bundled("diabetes")
+>>> ds.X.flags.f_contiguous, as_layout(ds.X, "rows").flags.c_contiguous
+(True, True)
+"""
+
+from dpglm.data.bundled import BUNDLED_DATASETS, load_bundled
+from dpglm.data.dataset import Dataset
+from dpglm.data.files import SUPPORTED_EXTENSIONS
+from dpglm.data.labels import BinaryLabels
+from dpglm.data.layout import LAYOUTS, as_layout
+from dpglm.data.loader import load
+from dpglm.data.synthetic import SYNTHETIC_DATASETS, make_synthetic
+
+__all__ = [
+    "BUNDLED_DATASETS",
+    "LAYOUTS",
+    "SUPPORTED_EXTENSIONS",
+    "SYNTHETIC_DATASETS",
+    "BinaryLabels",
+    "Dataset",
+    "as_layout",
+    "load",
+    "load_bundled",
+    "make_synthetic",
+]

@@ -1,0 +1,218 @@
+"""The mapping between two class labels and the -1 / +1 codes the solvers use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpglm.data.columns import (
+    check_finite_column,
+    is_missing_scalar,
+    raise_missing,
+    raise_nonfinite,
+)
+from dpglm.data.locations import RowNamer, plain_row, preview, show_value
+from dpglm.exceptions import TargetError
+
+
+class BinaryLabels:
+    """Two class labels, encoded as -1 (the first) and +1 (the second).
+
+    The labels are kept in the order ``numpy.unique`` sorts them, so the
+    mapping does not depend on which label comes first in the data:
+    ``classes[0]`` is encoded as -1 and ``classes[1]`` as +1.
+
+    Parameters
+    ----------
+    classes : array-like of length 2
+        The two labels, distinct and in sorted order (as ``numpy.unique``
+        returns them). Use :meth:`from_values` to find them from data.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (2,)
+        The original labels (read-only), with their original dtype.
+
+    Examples
+    --------
+    >>> labels = BinaryLabels.from_values(["yes", "no", "yes"])
+    >>> labels.classes
+    array(['no', 'yes'], dtype='<U3')
+    >>> labels.encode(["yes", "no", "yes"])
+    array([ 1., -1.,  1.])
+    >>> labels.decode([1, -1])
+    array(['yes', 'no'], dtype='<U3')
+    """
+
+    __slots__ = ("_classes",)
+
+    def __init__(self, classes: Any) -> None:
+        classes = np.array(classes)
+        if classes.shape != (2,):
+            raise ValueError(f"BinaryLabels needs exactly two classes, got shape {classes.shape}")
+        if not np.array_equal(np.unique(classes), classes):
+            raise ValueError(
+                f"BinaryLabels needs two distinct classes in sorted order, got "
+                f"{preview(classes)}; use BinaryLabels.from_values(y) to find them"
+            )
+        classes.flags.writeable = False
+        self._classes = classes
+
+    @classmethod
+    def from_values(
+        cls,
+        values: Any,
+        *,
+        name: str = "target",
+        describe_row: RowNamer = plain_row,
+        missing: np.ndarray | None = None,
+    ) -> BinaryLabels:
+        """Find the two classes of a label vector.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_samples,)
+            Labels of any sortable type (numbers, strings, booleans).
+        name : str
+            How messages name the labels.
+        describe_row : callable
+            Row namer used in messages (see :mod:`dpglm.data.locations`).
+        missing : ndarray of bool, optional
+            Cells known to be missing (pandas NA, Parquet null).
+
+        Raises
+        ------
+        NonFiniteValueError
+            A label is missing, NaN or infinite; the message names the row.
+        TargetError
+            There are not exactly two distinct labels; the message says how
+            many and which.
+
+        Examples
+        --------
+        >>> BinaryLabels.from_values([2, 1, 1]).classes
+        array([1, 2])
+        """
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise TargetError(f"{name} must be 1-D, got shape {values.shape}")
+        _check_present(values, name=name, describe_row=describe_row, missing=missing)
+        if values.dtype.kind == "c":
+            raise TargetError(f"{name} holds complex numbers, which cannot be class labels")
+        try:
+            classes = np.unique(values)
+        except TypeError as err:
+            raise TargetError(
+                f"{name} mixes label types that cannot be sorted together ({err}); "
+                "use labels of one type"
+            ) from err
+        if len(classes) != 2:
+            raise TargetError(
+                f"classification needs exactly two distinct labels in the {name}, "
+                f"found {len(classes)}: {preview(classes)}"
+            )
+        return cls(classes)
+
+    @property
+    def classes(self) -> np.ndarray:
+        """The two original labels; ``classes[0]`` is -1 and ``classes[1]`` is +1."""
+        return self._classes
+
+    def encode(
+        self, values: Any, *, name: str = "target", describe_row: RowNamer = plain_row
+    ) -> np.ndarray:
+        """Map labels to -1.0 / +1.0.
+
+        Raises
+        ------
+        TargetError
+            A value is neither of the two classes; the message names its row.
+
+        Examples
+        --------
+        >>> BinaryLabels([0, 1]).encode([1, 0, 0])
+        array([ 1., -1., -1.])
+        """
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise TargetError(f"{name} must be a 1-D array of labels, got shape {values.shape}")
+        positive = _equals(values, self._classes[1])
+        known = positive | _equals(values, self._classes[0])
+        if not known.all():
+            i = int(np.argmin(known))
+            raise TargetError(
+                f"{name} has label {show_value(values[i])} at {describe_row(i)}, which is "
+                f"neither of the two classes {preview(self._classes)}"
+            )
+        return np.where(positive, 1.0, -1.0)
+
+    def decode(self, y_pm1: Any) -> np.ndarray:
+        """Map -1 / +1 codes (e.g. predictions) back to the original labels.
+
+        Raises
+        ------
+        ValueError
+            A value is neither -1 nor +1.
+
+        Examples
+        --------
+        >>> BinaryLabels(["cat", "dog"]).decode([-1.0, 1.0, 1.0])
+        array(['cat', 'dog', 'dog'], dtype='<U3')
+        """
+        codes = np.asarray(y_pm1)
+        positive = codes == 1
+        valid = positive | (codes == -1)
+        if not np.all(valid):
+            i = int(np.argmin(np.ravel(valid)))
+            raise ValueError(
+                f"decode expects -1 / +1 codes, got {show_value(np.ravel(codes)[i])} "
+                f"at position {i}"
+            )
+        return self._classes[positive.astype(np.intp)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BinaryLabels):
+            return NotImplemented
+        return self._classes.dtype.kind == other._classes.dtype.kind and bool(
+            np.all(self._classes == other._classes)
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._classes.tolist()))
+
+    def __repr__(self) -> str:
+        return f"BinaryLabels({preview(self._classes)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BinaryLabels, (self._classes.copy(),))
+
+
+def _equals(values: np.ndarray, label: Any) -> np.ndarray:
+    # Comparing e.g. strings with numbers gives a scalar False (or raises) instead
+    # of an elementwise result; either way no element equals the label.
+    try:
+        result = np.asarray(values == label, dtype=bool)
+    except (TypeError, ValueError):
+        result = np.zeros(0, dtype=bool)
+    return result if result.shape == values.shape else np.zeros(values.shape, dtype=bool)
+
+
+def _check_present(
+    values: np.ndarray, *, name: str, describe_row: RowNamer, missing: np.ndarray | None
+) -> None:
+    if missing is not None and missing.any():
+        raise_missing(name, describe_row, int(np.argmax(missing)))
+    kind = values.dtype.kind
+    if kind == "f":
+        check_finite_column(values, column=name, describe_row=describe_row)
+    elif kind in "Mm":
+        nat = np.isnat(values)
+        if nat.any():
+            raise_missing(name, describe_row, int(np.argmax(nat)), values)
+    elif kind == "O":
+        for i, value in enumerate(values):
+            if is_missing_scalar(value):
+                raise_missing(name, describe_row, i, values)
+            if isinstance(value, float | np.floating) and np.isinf(value):
+                raise_nonfinite(name, describe_row, i, value)
