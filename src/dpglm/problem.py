@@ -1,0 +1,340 @@
+"""The optimisation problem every solver works on.
+
+``Problem(X, y, datafit, penalty, fit_intercept)`` stands for
+
+    F(theta) = (1/n) sum_i l(x_i . w + b, y_i) + psi(w),
+
+where ``theta`` is one vector of length ``n_coords``: the coefficients ``w``
+followed, when ``fit_intercept`` is true, by the intercept ``b``, an extra
+coordinate whose feature is the constant 1 and which is never penalised.
+Coordinate methods thus treat the intercept like any other coordinate.
+
+Everything a ``Problem`` computes reads the raw data and is **not private**:
+solvers decide what may be released and charge it to a privacy budget. The one
+quantity the privacy rules single out, the coordinate-wise smoothness
+``M_j``, warns with :class:`~dpglm.exceptions.PrivacyLeakWarning` when it is
+computed from the data instead of from public feature bounds.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.problem import Problem
+>>> X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> y = np.array([1.0, -1.0, 1.0])
+>>> prob = Problem(X, y, "logistic", fit_intercept=True)
+>>> prob.n_coords
+3
+>>> round(prob.objective(np.zeros(3)), 6)
+0.693147
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm import _kernels
+from dpglm.data import as_layout, load
+from dpglm.datafits import Datafit, get_datafit
+from dpglm.exceptions import PrivacyLeakWarning, ShapeMismatchError, TargetError
+from dpglm.penalties import NoPenalty, Penalty, get_penalty
+
+
+class Problem:
+    """Data, datafit, penalty and optional intercept of one regularised ERM problem.
+
+    Parameters
+    ----------
+    X : array_like or sparse matrix of shape (n_samples, n_features)
+        Features; validated and stored column-wise (Fortran order or CSC),
+        the layout coordinate methods read.
+    y : array_like of shape (n_samples,)
+        Targets; -1/+1 labels for classification datafits.
+    datafit : Datafit or str
+        Per-sample loss, see :mod:`dpglm.datafits`.
+    penalty : Penalty or str or None, default=None
+        Penalty on the coefficients (not on the intercept), see :mod:`dpglm.penalties`.
+    fit_intercept : bool, default=False
+        Whether ``theta`` carries an unpenalised intercept as its last coordinate.
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csc_matrix
+        The validated features, column-wise.
+    y : ndarray
+        The validated targets.
+    n_samples, n_features, n_coords : int
+        ``n_coords`` is ``n_features + fit_intercept``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prob = Problem(np.eye(2), np.array([1.0, 2.0]), "squared", "l2")
+    >>> prob.gradient(np.zeros(2))
+    array([-0.5, -1. ])
+    """
+
+    def __init__(self, X, y, datafit, penalty=None, fit_intercept: bool = False):
+        data = load(X, y)
+        self.X = as_layout(data.X, "columns")
+        self.y = data.y
+        self.datafit: Datafit = get_datafit(datafit)
+        self.penalty: Penalty = get_penalty(penalty) if penalty is not None else NoPenalty()
+        self.fit_intercept = bool(fit_intercept)
+        self.n_samples, self.n_features = self.X.shape
+        self.n_coords = self.n_features + int(self.fit_intercept)
+        if self.datafit.binary_labels:
+            bad = np.flatnonzero((self.y != 1.0) & (self.y != -1.0))
+            if bad.size:
+                i = int(bad[0])
+                raise TargetError(
+                    f"the {self.datafit.name} loss needs labels -1/+1, but row {i} has "
+                    f"y={float(self.y[i])!r}; encode labels with dpglm.data.load(..., "
+                    "task='classification')"
+                )
+
+    # -- parameters ---------------------------------------------------------------------
+
+    def split(self, theta):
+        """Return ``(coef, intercept)`` from a parameter vector.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.eye(2), np.zeros(2), "squared", fit_intercept=True)
+        >>> prob.split(np.array([1.0, 2.0, 3.0]))
+        (array([1., 2.]), 3.0)
+        """
+        theta = self._check_theta(theta)
+        intercept = float(theta[-1]) if self.fit_intercept else 0.0
+        return theta[: self.n_features], intercept
+
+    def _check_theta(self, theta):
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.n_coords,):
+            raise ShapeMismatchError(
+                f"theta has shape {theta.shape}; expected ({self.n_coords},) = n_features "
+                f"{self.n_features}" + (" + 1 intercept" if self.fit_intercept else "")
+            )
+        return theta
+
+    # -- values and gradients -----------------------------------------------------------
+
+    def margins(self, theta):
+        """Margins ``z_i = x_i . w + b`` of every sample."""
+        coef, intercept = self.split(theta)
+        return np.asarray(self.X @ coef).ravel() + intercept
+
+    def datafit_value(self, theta) -> float:
+        """Empirical risk ``(1/n) sum_i l(z_i, y_i)``."""
+        return float(np.mean(self.datafit.loss(self.margins(theta), self.y)))
+
+    def penalty_value(self, theta) -> float:
+        """Penalty ``psi(w)`` of the coefficients (the intercept is not penalised)."""
+        return self.penalty.value(self.split(theta)[0])
+
+    def objective(self, theta) -> float:
+        """Objective ``F(theta)``: empirical risk plus penalty."""
+        return self.datafit_value(theta) + self.penalty_value(theta)
+
+    def derivatives(self, theta):
+        """Per-sample derivatives ``s_i = l'(z_i, y_i)`` at ``theta``."""
+        return self.datafit.derivative(self.margins(theta), self.y)
+
+    def gradient(self, theta, derivatives=None):
+        """Gradient of the empirical risk (the smooth part), length ``n_coords``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coords,)
+        derivatives : ndarray of shape (n_samples,), optional
+            Precomputed ``l'(z_i, y_i)``; computed from ``theta`` when omitted.
+        """
+        s = self.derivatives(theta) if derivatives is None else derivatives
+        grad = np.asarray(self.X.T @ s).ravel() / self.n_samples
+        if self.fit_intercept:
+            grad = np.append(grad, np.mean(s))
+        return grad
+
+    def coordinate_gradient(self, theta, j: int) -> float:
+        """Partial derivative of the empirical risk along coordinate ``j``."""
+        self._check_coordinate(j)
+        s = self.derivatives(theta)
+        if j == self.n_features:
+            return float(np.mean(s))
+        return float(self._column(j) @ s) / self.n_samples
+
+    def clipped_gradient(self, theta, clip, derivatives=None):
+        """Gradient with every per-sample, per-coordinate term clipped.
+
+        Coordinate ``j`` is ``(1/n) sum_i clip(l'(z_i, y_i) X_ij, -clip_j, clip_j)``,
+        so replacing one sample moves it by at most ``2 clip_j / n``: the
+        sensitivity coordinate-wise private methods calibrate their noise to.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coords,)
+        clip : float or ndarray of shape (n_coords,)
+            Non-negative thresholds (``inf`` for no clipping).
+        derivatives : ndarray of shape (n_samples,), optional
+            Precomputed ``l'(z_i, y_i)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[1.0], [3.0]]), np.zeros(2), "squared")
+        >>> prob.clipped_gradient(np.array([1.0]), 2.0)
+        array([1.5])
+        """
+        s = self.derivatives(theta) if derivatives is None else np.asarray(derivatives, float)
+        clip = self._check_clip(clip)
+        out = np.empty(self.n_features)
+        if sp.issparse(self.X):
+            X = self.X
+            _kernels.clipped_gradient_csc(
+                X.data, X.indices, X.indptr, self.n_samples, s, clip[: self.n_features], out
+            )
+        else:
+            _kernels.clipped_gradient_dense(self.X, s, clip[: self.n_features], out)
+        if self.fit_intercept:
+            out = np.append(out, np.mean(np.clip(s, -clip[-1], clip[-1])))
+        return out
+
+    def _check_clip(self, clip):
+        clip = np.broadcast_to(np.asarray(clip, dtype=float), (self.n_coords,)).copy()
+        if np.any(np.isnan(clip)) or np.any(clip < 0):
+            j = int(np.flatnonzero(np.isnan(clip) | (clip < 0))[0])
+            raise ValueError(f"clipping thresholds must be >= 0; coordinate {j} has {clip[j]!r}")
+        return clip
+
+    def _check_coordinate(self, j):
+        if not 0 <= j < self.n_coords:
+            raise IndexError(f"coordinate {j} out of range [0, {self.n_coords})")
+
+    def _column(self, j):
+        if sp.issparse(self.X):
+            return self.X[:, [j]].toarray().ravel()
+        return self.X[:, j]
+
+    # -- smoothness and clipping --------------------------------------------------------
+
+    def coordinate_smoothness(self, feature_bounds=None):
+        """Coordinate-wise smoothness constants ``M_j`` of the empirical risk.
+
+        ``M_j = curvature * (1/n) sum_i X_ij**2`` from the data, or the
+        data-independent upper bound ``curvature * B_j**2`` from public feature
+        bounds ``|X_ij| <= B_j``. The intercept coordinate has ``curvature``.
+
+        Parameters
+        ----------
+        feature_bounds : float or array_like of shape (n_features,), optional
+            Public bounds on the absolute value of each feature. When omitted,
+            ``M_j`` is computed from the data and a
+            :class:`~dpglm.exceptions.PrivacyLeakWarning` is emitted.
+
+        Returns
+        -------
+        ndarray of shape (n_coords,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[1.0, 2.0], [-1.0, 0.0]]), np.zeros(2), "squared")
+        >>> prob.coordinate_smoothness(feature_bounds=[1.0, 2.0])
+        array([1., 4.])
+        """
+        if not self.datafit.smooth:
+            raise ValueError(
+                f"the {self.datafit.name} loss is not smooth, so it has no coordinate-wise "
+                "smoothness constants; use a smooth loss (e.g. 'squared_hinge')"
+            )
+        if feature_bounds is None:
+            warnings.warn(
+                "coordinate-wise smoothness constants M_j computed from the raw data without "
+                "privacy; pass public feature bounds to avoid this leak",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+            if sp.issparse(self.X):
+                sq = np.asarray(self.X.multiply(self.X).mean(axis=0)).ravel()
+            else:
+                sq = np.einsum("ij,ij->j", self.X, self.X) / self.n_samples
+        else:
+            bounds = np.asarray(feature_bounds, dtype=float)
+            try:
+                bounds = np.broadcast_to(bounds, (self.n_features,))
+            except ValueError:
+                raise ShapeMismatchError(
+                    f"feature_bounds has shape {bounds.shape}; expected a scalar or "
+                    f"({self.n_features},)"
+                ) from None
+            bad = np.flatnonzero(~np.isfinite(bounds) | (bounds < 0))
+            if bad.size:
+                raise ValueError(
+                    f"feature_bounds must be finite and >= 0; column {int(bad[0])} has "
+                    f"{bounds[bad[0]]!r}"
+                )
+            sq = bounds * bounds
+        M = self.datafit.curvature * sq
+        if self.fit_intercept:
+            M = np.append(M, self.datafit.curvature)
+        return M
+
+    @staticmethod
+    def coordinate_clipping(clip: float, smoothness):
+        """Split one clipping threshold across coordinates: ``C_j = C sqrt(M_j / sum M)``.
+
+        The rule of DP-CD (Mangold et al. 2022): coordinates with larger
+        smoothness get a larger share, and ``sum_j C_j**2 = C**2``.
+
+        Examples
+        --------
+        >>> Problem.coordinate_clipping(1.0, [1.0, 3.0])
+        array([0.5      , 0.8660254])
+        """
+        M = np.asarray(smoothness, dtype=float)
+        total = M.sum()
+        if not total > 0:
+            raise ValueError("coordinate smoothness constants must have a positive sum")
+        return float(clip) * np.sqrt(M / total)
+
+    # -- composite structure ------------------------------------------------------------
+
+    def prox(self, theta, step):
+        """Prox of ``step * psi`` on the coefficients; the intercept passes through.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_coords,)
+        step : float or ndarray of shape (n_coords,)
+        """
+        theta = self._check_theta(theta)
+        step = np.broadcast_to(np.asarray(step, dtype=float), (self.n_coords,))
+        out = theta.copy()
+        p = self.n_features
+        out[:p] = self.penalty.prox(theta[:p], step[:p])
+        return out
+
+    def optimality_violation(self, theta) -> float:
+        """Largest coordinate-wise violation of the optimality conditions.
+
+        ``max_j min_{xi in d psi_j} |grad_j + xi|``: zero exactly at a
+        coordinate-wise stationary point (for the separable penalties, at the
+        minimiser).
+        """
+        theta = self._check_theta(theta)
+        grad = self.gradient(theta)
+        p = self.n_features
+        dist = self.penalty.subdiff_distance(theta[:p], grad[:p])
+        if self.fit_intercept:
+            dist = np.append(dist, abs(grad[-1]))
+        return float(np.max(dist, initial=0.0))
+
+    def __repr__(self) -> str:
+        kind = "sparse" if sp.issparse(self.X) else "dense"
+        return (
+            f"Problem({self.n_samples}x{self.n_features} {kind}, datafit={self.datafit!r}, "
+            f"penalty={self.penalty!r}, fit_intercept={self.fit_intercept})"
+        )
