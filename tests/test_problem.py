@@ -125,7 +125,9 @@ def test_smoothness_errors():
     with pytest.raises(ValueError, match="hinge loss is not smooth"):
         make(Hinge(), 10, 2, 0).coordinate_smoothness(feature_bounds=1.0)
     prob = make(Squared(), 10, 3, 0)
-    with pytest.raises(ShapeMismatchError, match=r"feature_bounds has shape \(2,\)"):
+    with pytest.raises(
+        ShapeMismatchError, match=r"feature_bounds has shape \(2,\).*one per column"
+    ):
         prob.coordinate_smoothness(feature_bounds=[1.0, 2.0])
     with pytest.raises(ValueError, match="column 1"):
         prob.coordinate_smoothness(feature_bounds=[1.0, -2.0, 1.0])
@@ -178,6 +180,12 @@ def test_theta_shape_and_clip_are_checked():
         prob.clipped_gradient(np.zeros(3), [1.0, -1.0, 1.0])
     with pytest.raises(IndexError, match="out of range"):
         prob.coordinate_gradient(np.zeros(3), 3)
+    with pytest.raises(ShapeMismatchError, match=r"clip has shape \(2,\).*one per coordinate"):
+        prob.clipped_gradient(np.zeros(3), [1.0, 1.0])
+    with pytest.raises(ShapeMismatchError, match=r"derivatives has shape \(4,\); expected \(5,\)"):
+        prob.clipped_gradient(np.zeros(3), 1.0, derivatives=np.zeros(4))
+    with pytest.raises(ShapeMismatchError, match=r"step has shape \(2,\)"):
+        prob.prox(np.zeros(3), [1.0, 1.0])
 
 
 def test_problem_keeps_columns_layout():

@@ -42,6 +42,18 @@ from dpglm.exceptions import PrivacyLeakWarning, ShapeMismatchError, TargetError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
 
 
+def _per_coordinate(name, value, length, unit):
+    """``value`` as a float64 array of ``length``: one per ``unit``, or a scalar for all."""
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return np.full(length, float(array))
+    if array.shape != (length,):
+        raise ShapeMismatchError(
+            f"{name} has shape {array.shape}; expected a scalar or ({length},), one per {unit}"
+        )
+    return array.copy()
+
+
 class Problem:
     """Data, datafit, penalty and optional intercept of one regularised ERM problem.
 
@@ -152,7 +164,11 @@ class Problem:
         derivatives : ndarray of shape (n_samples,), optional
             Precomputed ``l'(z_i, y_i)``; computed from ``theta`` when omitted.
         """
-        s = self.derivatives(theta) if derivatives is None else derivatives
+        s = (
+            self.derivatives(theta)
+            if derivatives is None
+            else self._check_derivatives(derivatives)
+        )
         grad = np.asarray(self.X.T @ s).ravel() / self.n_samples
         if self.fit_intercept:
             grad = np.append(grad, np.mean(s))
@@ -188,7 +204,11 @@ class Problem:
         >>> prob.clipped_gradient(np.array([1.0]), 2.0)
         array([1.5])
         """
-        s = self.derivatives(theta) if derivatives is None else np.asarray(derivatives, float)
+        s = (
+            self.derivatives(theta)
+            if derivatives is None
+            else self._check_derivatives(derivatives)
+        )
         clip = self._check_clip(clip)
         out = np.empty(self.n_features)
         if sp.issparse(self.X):
@@ -202,10 +222,20 @@ class Problem:
             out = np.append(out, np.mean(np.clip(s, -clip[-1], clip[-1])))
         return out
 
+    def _check_derivatives(self, s):
+        # the kernels do no bounds checks: a wrong length must never reach them
+        s = np.ascontiguousarray(s, dtype=float)
+        if s.shape != (self.n_samples,):
+            raise ShapeMismatchError(
+                f"derivatives has shape {s.shape}; expected ({self.n_samples},), one per sample"
+            )
+        return s
+
     def _check_clip(self, clip):
-        clip = np.broadcast_to(np.asarray(clip, dtype=float), (self.n_coords,)).copy()
-        if np.any(np.isnan(clip)) or np.any(clip < 0):
-            j = int(np.flatnonzero(np.isnan(clip) | (clip < 0))[0])
+        clip = _per_coordinate("clip", clip, self.n_coords, "coordinate")
+        bad = np.flatnonzero(np.isnan(clip) | (clip < 0))
+        if bad.size:
+            j = int(bad[0])
             raise ValueError(f"clipping thresholds must be >= 0; coordinate {j} has {clip[j]!r}")
         return clip
 
@@ -262,14 +292,7 @@ class Problem:
             else:
                 sq = np.einsum("ij,ij->j", self.X, self.X) / self.n_samples
         else:
-            bounds = np.asarray(feature_bounds, dtype=float)
-            try:
-                bounds = np.broadcast_to(bounds, (self.n_features,))
-            except ValueError:
-                raise ShapeMismatchError(
-                    f"feature_bounds has shape {bounds.shape}; expected a scalar or "
-                    f"({self.n_features},)"
-                ) from None
+            bounds = _per_coordinate("feature_bounds", feature_bounds, self.n_features, "column")
             bad = np.flatnonzero(~np.isfinite(bounds) | (bounds < 0))
             if bad.size:
                 raise ValueError(
@@ -311,7 +334,7 @@ class Problem:
         step : float or ndarray of shape (n_coords,)
         """
         theta = self._check_theta(theta)
-        step = np.broadcast_to(np.asarray(step, dtype=float), (self.n_coords,))
+        step = _per_coordinate("step", step, self.n_coords, "coordinate")
         out = theta.copy()
         p = self.n_features
         out[:p] = self.penalty.prox(theta[:p], step[:p])

@@ -464,12 +464,13 @@ def _l1_ball(problem, max_iter):
     radius = problem.penalty.radius
     p = problem.n_features
     penalised = copy.copy(problem)
-    last = [None]
+    last = None  # warm start: Brent's iterates approach the root
 
     def solve(lam):
+        nonlocal last
         penalised.penalty = L1(lam)
-        last[0] = _lbfgs(penalised, max_iter, last[0])
-        return last[0]
+        last = _lbfgs(penalised, max_iter, last)
+        return last
 
     def excess(log_lam):
         return np.abs(solve(np.exp(log_lam))[:p]).sum() - radius
