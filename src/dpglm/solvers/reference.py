@@ -50,7 +50,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from dpglm._kernels import svm_dual_epochs_csr
 from dpglm.datafits import Hinge, Squared
-from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball, NoPenalty
+from dpglm.penalties import L1, L2, Box, L1Ball, NoPenalty
 
 #: relative accuracy the reference guarantees on the optimal objective
 TARGET_RTOL = 1e-9
@@ -113,14 +113,11 @@ def solve_reference(problem, *, max_iter: int = 200_000) -> ReferenceSolution:
     penalty = problem.penalty
     dual_point = None
     if isinstance(problem.datafit, Hinge):
-        if (
-            isinstance(penalty, L2 | ElasticNet)
-            and _l2_part(penalty) > 0
-            and _l1_part(penalty) == 0
-        ):
+        l1, l2 = _strengths(penalty)
+        if l2 > 0 and l1 == 0:
             theta, dual_point = _hinge_l2(problem, max_iter)
             method = "dual coordinate descent"
-        elif isinstance(penalty, NoPenalty | L1 | Box | L1Ball):
+        elif l2 == 0:
             theta, dual_point = _hinge_lp(problem)
             method = "linear programme (HiGHS)"
         else:
@@ -150,20 +147,15 @@ def solve_reference(problem, *, max_iter: int = 200_000) -> ReferenceSolution:
 # -- certificates ----------------------------------------------------------------------
 
 
-def _l1_part(penalty) -> float:
-    if isinstance(penalty, L1):
-        return penalty.alpha
-    if isinstance(penalty, ElasticNet):
-        return penalty.alpha * penalty.l1_ratio
-    return 0.0
+def _strengths(penalty):
+    """``(l1, l2)`` of a penalty uniform across coordinates, from its kernel description.
 
-
-def _l2_part(penalty) -> float:
-    if isinstance(penalty, L2):
-        return penalty.alpha
-    if isinstance(penalty, ElasticNet):
-        return penalty.alpha * (1.0 - penalty.l1_ratio)
-    return 0.0
+    Zero for the L1 ball, which has no L1 or L2 term.
+    """
+    if not penalty.separable:
+        return 0.0, 0.0
+    l1, l2, _, _ = penalty.prox_params(1)
+    return float(l1[0]), float(l2[0])
 
 
 def _balance(u):
@@ -188,7 +180,7 @@ def _penalty_conjugate(penalty, v, p):
     Returns ``(None, 1)`` when the conjugate is an indicator the dual point
     cannot be scaled into (no penalty), so no gap exists.
     """
-    l1, l2 = _l1_part(penalty), _l2_part(penalty)
+    l1, l2 = _strengths(penalty)
     if isinstance(penalty, L1Ball):
         return (lambda vv: penalty.radius * np.max(np.abs(vv), initial=0.0)), 1.0
     if isinstance(penalty, Box):
@@ -249,7 +241,7 @@ def _least_squares(problem):
     X, y, n = problem.X, problem.y, problem.n_samples
     A = np.column_stack([X, np.ones(n)]) if problem.fit_intercept else np.asarray(X)
     b = y
-    alpha = _l2_part(problem.penalty)
+    alpha = _strengths(problem.penalty)[1]
     if alpha > 0:
         # ridge as ordinary least squares on rows sqrt(n alpha) I appended (not the intercept)
         ridge = np.sqrt(n * alpha) * np.eye(problem.n_features, problem.n_coords)
@@ -552,7 +544,7 @@ def _hinge_l2(problem, max_iter, check_every=20):
     """
     X = sp.csr_matrix(problem.X)
     y, n, p = problem.y, problem.n_samples, problem.n_features
-    alpha_n = _l2_part(problem.penalty) * n
+    alpha_n = _strengths(problem.penalty)[1] * n
     sq_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     icpt = problem.fit_intercept
     rho = float(np.mean(sq_norms)) / alpha_n if icpt else 0.0
