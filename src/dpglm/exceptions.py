@@ -61,3 +61,27 @@ class PrivacyLeakWarning(UserWarning):
     smoothness constants computed from the raw features). The resulting model
     does not carry the stated guarantee unless that value is public.
     """
+
+
+class PrivacyError(DpglmError):
+    """Base class of the errors of the privacy layer."""
+
+
+class PlanError(PrivacyError, ValueError):
+    """An event plan that is malformed or cannot be analysed as stated."""
+
+
+class UnsupportedPlanError(PrivacyError, ValueError):
+    """An accountant was asked about a plan it has no valid analysis for."""
+
+
+class CalibrationError(PrivacyError, ValueError):
+    """No noise level makes the plan meet the target (e.g. fixed costs exceed it)."""
+
+
+class BudgetExceededError(PrivacyError):
+    """A charge would take the spent privacy over the budget; nothing was charged."""
+
+
+class LedgerError(PrivacyError):
+    """The persistent budget ledger is missing, corrupt or inconsistent with the request."""

@@ -1,0 +1,401 @@
+"""Event plans: what a solver releases, described before it touches the data.
+
+A :class:`PrivacyPlan` lists the mechanism applications of one fit (each an
+:class:`Event` repeated ``count`` times) and the neighbouring relation they are
+analysed under. Accountants turn a plan into ``(epsilon, delta)``; calibration
+scales the plan's noise until it meets a target; the budget composes plans.
+
+The **noise multiplier** of an event is always the noise scale divided by the
+sensitivity *under the plan's neighbouring relation*: a Gaussian release of a
+query whose value moves by at most ``Delta`` between neighbours, with noise
+``N(0, sigma**2)``, has ``noise_multiplier = sigma / Delta``. With replace-one
+neighbours an average of clipped terms ``|t_i| <= C`` has ``Delta = 2 C / n``;
+with add/remove neighbours a sum has ``Delta = C``. Solvers compute ``Delta``;
+the plan records it for the report.
+
+Examples
+--------
+>>> from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent, PrivacyPlan
+>>> plan = PrivacyPlan(
+...     [
+...         GaussianEvent(noise_multiplier=20.0, count=100, label="coordinate step"),
+...         NoisyMaxEvent(noise_multiplier=40.0, count=100, noise="gumbel"),
+...     ],
+...     neighbouring="replace_one",
+... )
+>>> plan.scaled(2.0).events[0].noise_multiplier
+40.0
+>>> PrivacyPlan.from_dict(plan.to_dict()) == plan
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from dpglm.exceptions import PlanError
+
+NEIGHBOURING = ("replace_one", "add_remove")
+NOISY_MAX_NOISE = ("laplace", "gumbel", "exponential")
+SAMPLING = ("poisson", "without_replacement")
+
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise PlanError(f"{name} must be a non-negative integer, got {value!r}")
+
+
+def _check_multiplier(value):
+    if not (isinstance(value, int | float) and value >= 0 and not math.isnan(value)):
+        raise PlanError(f"noise_multiplier must be a number >= 0 (inf allowed), got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """One mechanism, applied ``count`` times (adaptively).
+
+    Attributes
+    ----------
+    count : int
+        Number of applications.
+    label : str
+        What is released, for the report (e.g. ``"coordinate gradient"``).
+    part : str
+        Which part of the fit it belongs to (e.g. ``"training"``,
+        ``"smoothness estimation"``); the report splits the budget by part.
+    sensitivity : float or None
+        The sensitivity ``Delta`` the noise is calibrated to, when known as a
+        single number (for the report; accounting only uses the multiplier).
+    """
+
+    count: int = 1
+    label: str = ""
+    part: str = "training"
+    sensitivity: float | None = None
+
+    kind = "event"
+
+    def __post_init__(self):
+        _check_positive_int("count", self.count)
+        if self.sensitivity is not None and not self.sensitivity >= 0:
+            raise PlanError(f"sensitivity must be >= 0, got {self.sensitivity!r}")
+
+    def scaled(self, factor: float) -> Event:
+        """The same event with its noise multiplied by ``factor`` (fixed costs unchanged)."""
+        return self
+
+    def to_dict(self) -> dict:
+        """JSON-ready description, with the event's ``kind``."""
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _NoisyEvent(Event):
+    noise_multiplier: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_multiplier(self.noise_multiplier)
+
+    def scaled(self, factor):
+        return replace(self, noise_multiplier=self.noise_multiplier * factor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianEvent(_NoisyEvent):
+    """Gaussian noise of std ``noise_multiplier * Delta`` (L2 sensitivity) on a full-data query.
+
+    Examples
+    --------
+    >>> GaussianEvent(noise_multiplier=2.0, count=3).count
+    3
+    """
+
+    kind = "gaussian"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SampledGaussianEvent(_NoisyEvent):
+    """A Gaussian release on a random subsample of the records.
+
+    ``sampling="poisson"``: each record is included independently with
+    probability ``sampling_rate`` (analysed for add/remove neighbours);
+    ``sampling="without_replacement"``: a uniformly random batch of
+    ``batch_size`` distinct records out of ``dataset_size`` (analysed for
+    replace-one neighbours). The sampler a solver runs must be exactly this one.
+
+    Examples
+    --------
+    >>> SampledGaussianEvent(noise_multiplier=1.1, sampling_rate=0.01, count=500).sampling
+    'poisson'
+    """
+
+    sampling: str = "poisson"
+    sampling_rate: float | None = None
+    dataset_size: int | None = None
+    batch_size: int | None = None
+
+    kind = "sampled_gaussian"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.sampling not in SAMPLING:
+            raise PlanError(f"sampling must be one of {SAMPLING}, got {self.sampling!r}")
+        if self.sampling == "poisson":
+            q = self.sampling_rate
+            if q is None or not 0.0 <= q <= 1.0:
+                raise PlanError(f"Poisson sampling needs sampling_rate in [0, 1], got {q!r}")
+        else:
+            _check_positive_int("dataset_size", self.dataset_size)
+            _check_positive_int("batch_size", self.batch_size)
+            if not 0 < self.batch_size <= self.dataset_size:
+                raise PlanError(
+                    f"batch_size must lie in [1, dataset_size={self.dataset_size}], "
+                    f"got {self.batch_size}"
+                )
+
+    @property
+    def rate(self) -> float:
+        """The probability that a given record is in a batch."""
+        if self.sampling == "poisson":
+            return self.sampling_rate
+        return self.batch_size / self.dataset_size
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaplaceEvent(_NoisyEvent):
+    """Laplace noise of scale ``noise_multiplier * Delta`` (L1 sensitivity).
+
+    Each release is ``1 / noise_multiplier``-DP.
+
+    Examples
+    --------
+    >>> LaplaceEvent(noise_multiplier=0.5).epsilon
+    2.0
+    """
+
+    kind = "laplace"
+
+    @property
+    def epsilon(self) -> float:
+        """Pure-DP epsilon of one application."""
+        return _inverse(self.noise_multiplier)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyMaxEvent(_NoisyEvent):
+    """Report-noisy-max: the argmax of scores plus i.i.d. noise.
+
+    The noise scale is ``noise_multiplier * Delta``, where ``Delta`` bounds
+    the change of every score between neighbours. With ``noise="gumbel"``
+    this is the exponential mechanism. Each selection is
+    ``epsilon = 2 / noise_multiplier``-DP, or ``1 / noise_multiplier`` when the
+    scores are ``monotone`` (all move in the same direction between
+    neighbours, as counts do). Gumbel noise is moreover ``epsilon``-bounded
+    range, hence ``epsilon**2 / 8``-zCDP; Laplace and exponential noise give
+    ``epsilon**2 / 2``-zCDP.
+
+    Examples
+    --------
+    >>> NoisyMaxEvent(noise_multiplier=4.0, noise="laplace").epsilon
+    0.5
+    """
+
+    noise: str = "gumbel"
+    monotone: bool = False
+
+    kind = "noisy_max"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.noise not in NOISY_MAX_NOISE:
+            raise PlanError(f"noise must be one of {NOISY_MAX_NOISE}, got {self.noise!r}")
+
+    @property
+    def epsilon(self) -> float:
+        """Pure-DP epsilon of one selection."""
+        return (1.0 if self.monotone else 2.0) * _inverse(self.noise_multiplier)
+
+    @property
+    def rho(self) -> float:
+        """zCDP parameter of one selection."""
+        factor = 8.0 if self.noise == "gumbel" else 2.0
+        return self.epsilon**2 / factor
+
+
+@dataclass(frozen=True, kw_only=True)
+class PureDPEvent(Event):
+    """Any ``epsilon``-DP mechanism, a fixed cost that calibration does not scale.
+
+    Examples
+    --------
+    >>> PureDPEvent(epsilon=0.1, count=2).epsilon
+    0.1
+    """
+
+    epsilon: float
+
+    kind = "pure_dp"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.epsilon >= 0:
+            raise PlanError(f"epsilon must be >= 0, got {self.epsilon!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZCDPEvent(Event):
+    """Any ``rho``-zCDP mechanism, a fixed cost that calibration does not scale.
+
+    Examples
+    --------
+    >>> ZCDPEvent(rho=0.01).rho
+    0.01
+    """
+
+    rho: float
+
+    kind = "zcdp"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.rho >= 0:
+            raise PlanError(f"rho must be >= 0, got {self.rho!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NonPrivateEvent(Event):
+    """A release without any privacy guarantee (``epsilon = inf``).
+
+    Examples
+    --------
+    >>> NonPrivateEvent(label="non-private fit").kind
+    'non_private'
+    """
+
+    kind = "non_private"
+
+
+def _inverse(value: float) -> float:
+    return math.inf if value == 0 else 1.0 / value
+
+
+EVENT_TYPES = {
+    cls.kind: cls
+    for cls in (
+        GaussianEvent,
+        SampledGaussianEvent,
+        LaplaceEvent,
+        NoisyMaxEvent,
+        PureDPEvent,
+        ZCDPEvent,
+        NonPrivateEvent,
+    )
+}
+
+
+def event_from_dict(data: dict) -> Event:
+    """Rebuild an event from :meth:`Event.to_dict`.
+
+    Examples
+    --------
+    >>> event_from_dict(GaussianEvent(noise_multiplier=1.5).to_dict()).noise_multiplier
+    1.5
+    """
+    data = dict(data)
+    kind = data.pop("kind", None)
+    try:
+        cls = EVENT_TYPES[kind]
+    except KeyError:
+        raise PlanError(
+            f"unknown event kind {kind!r}; expected one of {list(EVENT_TYPES)}"
+        ) from None
+    names = {f.name for f in fields(cls)}
+    unknown = set(data) - names
+    if unknown:
+        raise PlanError(f"unknown fields {sorted(unknown)} for a {kind!r} event")
+    return cls(**data)
+
+
+@dataclass(frozen=True)
+class PrivacyPlan:
+    """The events of one fit and the neighbouring relation they are analysed under.
+
+    Parameters
+    ----------
+    events : sequence of Event
+        What is released, in order.
+    neighbouring : {"replace_one", "add_remove"}
+        Replace-one: neighbours differ in one record's value (the dataset size
+        is public). Add/remove: one record is added or removed.
+
+    Raises
+    ------
+    PlanError
+        When the plan's sampling cannot be analysed under ``neighbouring``:
+        Poisson sampling needs add/remove neighbours, sampling without
+        replacement needs replace-one.
+    """
+
+    events: tuple = field(default_factory=tuple)
+    neighbouring: str = "replace_one"
+
+    def __post_init__(self):
+        object.__setattr__(self, "events", tuple(self.events))
+        if self.neighbouring not in NEIGHBOURING:
+            raise PlanError(
+                f"neighbouring must be one of {NEIGHBOURING}, got {self.neighbouring!r}"
+            )
+        for event in self.events:
+            if not isinstance(event, Event):
+                raise PlanError(f"a plan holds Event objects, got {event!r}")
+            if isinstance(event, SampledGaussianEvent):
+                needed = "add_remove" if event.sampling == "poisson" else "replace_one"
+                if self.neighbouring != needed:
+                    raise PlanError(
+                        f"{event.sampling} sampling is analysed for {needed} neighbours only; "
+                        f"this plan is {self.neighbouring}"
+                    )
+
+    def scaled(self, factor: float) -> PrivacyPlan:
+        """Every noise multiplier times ``factor``; fixed costs are unchanged."""
+        return PrivacyPlan(tuple(e.scaled(factor) for e in self.events), self.neighbouring)
+
+    def __add__(self, other: PrivacyPlan) -> PrivacyPlan:
+        """Sequential composition of two plans over the same relation."""
+        if not isinstance(other, PrivacyPlan):
+            return NotImplemented
+        if other.neighbouring != self.neighbouring:
+            raise PlanError(
+                f"cannot compose a {self.neighbouring} plan with a {other.neighbouring} plan"
+            )
+        return PrivacyPlan(self.events + other.events, self.neighbouring)
+
+    @property
+    def scalable(self) -> bool:
+        """Whether any event has a noise multiplier that calibration can scale."""
+        return any(isinstance(e, _NoisyEvent) for e in self.events)
+
+    @property
+    def parts(self) -> dict:
+        """The sub-plans of each ``part``, in order of first appearance."""
+        names = dict.fromkeys(e.part for e in self.events)
+        return {
+            name: PrivacyPlan(tuple(e for e in self.events if e.part == name), self.neighbouring)
+            for name in names
+        }
+
+    @property
+    def releases(self) -> int:
+        """Total number of mechanism applications."""
+        return sum(e.count for e in self.events)
+
+    def to_dict(self) -> dict:
+        """JSON-ready description."""
+        return {"neighbouring": self.neighbouring, "events": [e.to_dict() for e in self.events]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PrivacyPlan:
+        """Rebuild a plan from :meth:`to_dict`."""
+        return cls(tuple(event_from_dict(e) for e in data["events"]), data["neighbouring"])
