@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_readme_examples_run_and_print_what_they_claim():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) >= 2
+    assert len(blocks) >= 3
     namespace: dict = {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -22,3 +22,4 @@ def test_readme_examples_run_and_print_what_they_claim():
     objective, gap, certified = printed[2].split()
     assert certified == "True" and float(gap) <= 1e-9 * float(objective)
     assert namespace["sol"].certified
+    assert printed[-2:] == ["True False", "gdp"]

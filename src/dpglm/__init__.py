@@ -1,7 +1,22 @@
 """dpglm: differentially private linear models."""
 
-from dpglm.exceptions import DataError, PrivacyLeakWarning
+from dpglm.exceptions import (
+    BudgetExceededError,
+    DataError,
+    PrivacyError,
+    PrivacyLeakWarning,
+)
+from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.report import PrivacyReport
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["DataError", "PrivacyLeakWarning", "__version__"]
+__all__ = [
+    "BudgetExceededError",
+    "DataError",
+    "PrivacyBudget",
+    "PrivacyError",
+    "PrivacyLeakWarning",
+    "PrivacyReport",
+    "__version__",
+]

@@ -1,0 +1,66 @@
+"""Privacy: event plans, noise mechanisms, accountants, calibration, budget and report.
+
+A solver describes what it will release as a :class:`PrivacyPlan`, has
+:func:`calibrate` find the least noise that meets the target, charges the plan
+to a :class:`PrivacyBudget` before touching the data, draws its noise with the
+mechanisms, and returns a :class:`PrivacyReport`.
+
+Examples
+--------
+>>> from dpglm.privacy import GaussianEvent, PrivacyBudget, PrivacyPlan, calibrate
+>>> template = PrivacyPlan([GaussianEvent(noise_multiplier=1.0, count=500)])
+>>> result = calibrate(template, epsilon=1.0, delta=1e-6)
+>>> _ = PrivacyBudget(epsilon=3.0, delta=1e-6).charge(result.plan, label="fit")
+"""
+
+from dpglm.privacy.accounting import ACCOUNTANTS, Accounting, account, epsilon, get_accountant
+from dpglm.privacy.budget import Charge, PrivacyBudget
+from dpglm.privacy.calibration import CalibrationResult, calibrate
+from dpglm.privacy.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    NoisyMaxEvent,
+    NonPrivateEvent,
+    PrivacyPlan,
+    PureDPEvent,
+    SampledGaussianEvent,
+    ZCDPEvent,
+)
+from dpglm.privacy.mechanisms import (
+    NoiseSource,
+    gaussian_mechanism,
+    laplace_mechanism,
+    make_noise_source,
+    noisy_min,
+    report_noisy_max,
+)
+from dpglm.privacy.report import MechanismRecord, PrivacyReport, collect_privacy_warnings
+
+__all__ = [
+    "ACCOUNTANTS",
+    "Accounting",
+    "CalibrationResult",
+    "Charge",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "MechanismRecord",
+    "NoiseSource",
+    "NoisyMaxEvent",
+    "NonPrivateEvent",
+    "PrivacyBudget",
+    "PrivacyPlan",
+    "PrivacyReport",
+    "PureDPEvent",
+    "SampledGaussianEvent",
+    "ZCDPEvent",
+    "account",
+    "calibrate",
+    "collect_privacy_warnings",
+    "epsilon",
+    "gaussian_mechanism",
+    "get_accountant",
+    "laplace_mechanism",
+    "make_noise_source",
+    "noisy_min",
+    "report_noisy_max",
+]
