@@ -317,3 +317,32 @@ def test_importing_dpglm_does_not_import_dp_accounting():
         "sys.exit(1 if 'dp_accounting' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_plans_convert_to_dp_accounting_events():
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    plan = PrivacyPlan(
+        [
+            GaussianEvent(noise_multiplier=10.0, count=20),
+            NoisyMaxEvent(noise_multiplier=50.0, count=20, noise="gumbel"),
+            NoisyMaxEvent(noise_multiplier=50.0, count=5, noise="laplace"),
+            LaplaceEvent(noise_multiplier=30.0),
+            ZCDPEvent(rho=0.01),
+        ]
+    )
+    event = plan.to_dp_event()
+    assert isinstance(event, dp_accounting.ComposedDpEvent)
+    first = event.events[0]
+    assert isinstance(first, dp_accounting.SelfComposedDpEvent) and first.count == 20
+    assert first.event == dp_accounting.GaussianDpEvent(10.0)
+    rr = event.events[2].event
+    assert isinstance(rr, dp_accounting.RandomizedResponseDpEvent)
+    assert rr.num_buckets == 2
+    # binary randomized response with this parameter is exactly (2/50)-DP
+    p = rr.noise_parameter
+    assert math.log((1 - p / 2) / (p / 2)) == pytest.approx(2 / 50)
+    direct = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    direct.compose(event)
+    assert epsilon(plan, 1e-6, "rdp") == pytest.approx(direct.get_epsilon(1e-6), rel=1e-12)

@@ -65,6 +65,7 @@ from dpglm.privacy.events import (
     PureDPEvent,
     SampledGaussianEvent,
     ZCDPEvent,
+    randomized_response_parameter,
 )
 
 #: dp-accounting's PLD discretisation; its rounding is pessimistic, so this only
@@ -212,20 +213,6 @@ class GDPAccountant(Accountant):
 # -- privacy loss distributions (dp-accounting) ----------------------------------------------
 
 
-def randomized_response_parameter(epsilon: float) -> float:
-    """Noise parameter of binary randomized response with privacy ``epsilon``.
-
-    Binary randomized response dominates every ``epsilon``-DP mechanism
-    (Kairouz, Oh and Viswanath 2015), so its privacy loss bounds theirs.
-
-    Examples
-    --------
-    >>> round(randomized_response_parameter(math.log(3.0)), 6)
-    0.5
-    """
-    return 2.0 / (1.0 + math.exp(epsilon))
-
-
 class PLDAccountant(Accountant):
     """Privacy loss distributions through dp-accounting (pessimistic discretisation)."""
 
@@ -311,27 +298,10 @@ class RDPAccountant(Accountant):
         )
         accountant = RdpAccountant(self.orders, neighboring_relation=neighbouring)
         for e in events:
-            accountant.compose(self._dp_event(e, dp_accounting), e.count)
+            accountant.compose(e.to_dp_event())
         if delta == 0:
             return math.inf
         return accountant.get_epsilon(delta)
-
-    @staticmethod
-    def _dp_event(e, dpa):
-        if isinstance(e, GaussianEvent):
-            return dpa.GaussianDpEvent(e.noise_multiplier)
-        if isinstance(e, SampledGaussianEvent):
-            inner = dpa.GaussianDpEvent(e.noise_multiplier)
-            if e.sampling == "poisson":
-                return dpa.PoissonSampledDpEvent(e.sampling_rate, inner)
-            return dpa.SampledWithoutReplacementDpEvent(e.dataset_size, e.batch_size, inner)
-        if isinstance(e, LaplaceEvent):
-            return dpa.LaplaceDpEvent(e.noise_multiplier)
-        if isinstance(e, ZCDPEvent):
-            return dpa.ZCDpEvent(e.rho)
-        if isinstance(e, NoisyMaxEvent) and e.noise == "gumbel":
-            return dpa.ZCDpEvent(e.rho)
-        return dpa.RandomizedResponseDpEvent(randomized_response_parameter(_pure_epsilon(e)), 2)
 
 
 # -- zero-concentrated DP --------------------------------------------------------------------

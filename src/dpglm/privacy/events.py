@@ -89,6 +89,21 @@ class Event:
         """JSON-ready description, with the event's ``kind``."""
         return {"kind": self.kind, **asdict(self)}
 
+    def to_dp_event(self):
+        """This event as a dp-accounting ``DpEvent`` (``count`` self-compositions).
+
+        dp-accounting is imported here, not when dpglm is. Its events take the
+        noise multiplier as is; pure-DP events become the binary randomized
+        response that dominates them, and Gumbel noisy max its zCDP cost.
+        """
+        import dp_accounting
+
+        one = self._dp_event(dp_accounting)
+        return one if self.count == 1 else dp_accounting.SelfComposedDpEvent(one, self.count)
+
+    def _dp_event(self, dpa):
+        raise NotImplementedError
+
 
 @dataclass(frozen=True, kw_only=True)
 class _NoisyEvent(Event):
@@ -114,6 +129,9 @@ class GaussianEvent(_NoisyEvent):
 
     kind = "gaussian"
 
+    def _dp_event(self, dpa):
+        return dpa.GaussianDpEvent(self.noise_multiplier)
+
 
 @dataclass(frozen=True, kw_only=True)
 class SampledGaussianEvent(_NoisyEvent):
@@ -137,6 +155,12 @@ class SampledGaussianEvent(_NoisyEvent):
     batch_size: int | None = None
 
     kind = "sampled_gaussian"
+
+    def _dp_event(self, dpa):
+        inner = dpa.GaussianDpEvent(self.noise_multiplier)
+        if self.sampling == "poisson":
+            return dpa.PoissonSampledDpEvent(self.sampling_rate, inner)
+        return dpa.SampledWithoutReplacementDpEvent(self.dataset_size, self.batch_size, inner)
 
     def __post_init__(self):
         super().__post_init__()
@@ -177,6 +201,9 @@ class LaplaceEvent(_NoisyEvent):
 
     kind = "laplace"
 
+    def _dp_event(self, dpa):
+        return dpa.LaplaceDpEvent(self.noise_multiplier)
+
     @property
     def epsilon(self) -> float:
         """Pure-DP epsilon of one application."""
@@ -206,6 +233,11 @@ class NoisyMaxEvent(_NoisyEvent):
     monotone: bool = False
 
     kind = "noisy_max"
+
+    def _dp_event(self, dpa):
+        if self.noise == "gumbel":
+            return dpa.ZCDpEvent(self.rho)
+        return _pure_dp_event(self.epsilon, dpa)
 
     def __post_init__(self):
         super().__post_init__()
@@ -238,6 +270,9 @@ class PureDPEvent(Event):
 
     kind = "pure_dp"
 
+    def _dp_event(self, dpa):
+        return _pure_dp_event(self.epsilon, dpa)
+
     def __post_init__(self):
         super().__post_init__()
         if not self.epsilon >= 0:
@@ -258,6 +293,9 @@ class ZCDPEvent(Event):
 
     kind = "zcdp"
 
+    def _dp_event(self, dpa):
+        return dpa.ZCDpEvent(self.rho)
+
     def __post_init__(self):
         super().__post_init__()
         if not self.rho >= 0:
@@ -276,9 +314,30 @@ class NonPrivateEvent(Event):
 
     kind = "non_private"
 
+    def _dp_event(self, dpa):
+        return dpa.NonPrivateDpEvent()
+
 
 def _inverse(value: float) -> float:
     return math.inf if value == 0 else 1.0 / value
+
+
+def randomized_response_parameter(epsilon: float) -> float:
+    """Noise parameter of binary randomized response with privacy ``epsilon``.
+
+    Binary randomized response dominates every ``epsilon``-DP mechanism
+    (Kairouz, Oh and Viswanath 2015), so its privacy loss bounds theirs.
+
+    Examples
+    --------
+    >>> round(randomized_response_parameter(math.log(3.0)), 6)
+    0.5
+    """
+    return 2.0 / (1.0 + math.exp(epsilon))
+
+
+def _pure_dp_event(epsilon, dpa):
+    return dpa.RandomizedResponseDpEvent(randomized_response_parameter(epsilon), 2)
 
 
 EVENT_TYPES = {
@@ -394,6 +453,18 @@ class PrivacyPlan:
     def to_dict(self) -> dict:
         """JSON-ready description."""
         return {"neighbouring": self.neighbouring, "events": [e.to_dict() for e in self.events]}
+
+    def to_dp_event(self):
+        """The plan as a dp-accounting ``ComposedDpEvent``.
+
+        Noise multipliers are relative to the sensitivity under this plan's
+        relation; account the result with dp-accounting's RDP accountant set to
+        ``REPLACE_ONE`` for a replace-one plan and ``REPLACE_SPECIAL`` for an
+        add/remove plan, as :class:`~dpglm.privacy.accounting.RDPAccountant` does.
+        """
+        import dp_accounting
+
+        return dp_accounting.ComposedDpEvent([e.to_dp_event() for e in self.events])
 
     @classmethod
     def from_dict(cls, data: dict) -> PrivacyPlan:
