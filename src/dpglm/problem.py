@@ -42,6 +42,19 @@ from dpglm.exceptions import PrivacyLeakWarning, ShapeMismatchError, TargetError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
 
 
+def column_mean_squares(X):
+    """``(1/n) sum_i X_ij**2`` of every column, dense or sparse (computed from the data).
+
+    Examples
+    --------
+    >>> column_mean_squares(np.array([[1.0, 0.0], [3.0, 2.0]]))
+    array([5., 2.])
+    """
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    return np.einsum("ij,ij->j", X, X) / X.shape[0]
+
+
 def _per_coordinate(name, value, length, unit):
     """``value`` as a float64 array of ``length``: one per ``unit``, or a scalar for all."""
     array = np.asarray(value, dtype=float)
@@ -287,10 +300,7 @@ class Problem:
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
-            if sp.issparse(self.X):
-                sq = np.asarray(self.X.multiply(self.X).mean(axis=0)).ravel()
-            else:
-                sq = np.einsum("ij,ij->j", self.X, self.X) / self.n_samples
+            sq = column_mean_squares(self.X)
         else:
             bounds = _per_coordinate("feature_bounds", feature_bounds, self.n_features, "column")
             bad = np.flatnonzero(~np.isfinite(bounds) | (bounds < 0))

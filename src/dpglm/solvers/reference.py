@@ -51,6 +51,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from dpglm._kernels import svm_dual_epochs_csr
 from dpglm.datafits import Hinge, Squared
 from dpglm.penalties import L1, L2, Box, L1Ball, NoPenalty
+from dpglm.problem import column_mean_squares
 
 #: relative accuracy the reference guarantees on the optimal objective
 TARGET_RTOL = 1e-9
@@ -254,11 +255,7 @@ def _least_squares(problem):
 
 
 def _column_scales(X):
-    if sp.issparse(X):
-        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-    else:
-        sq = np.einsum("ij,ij->j", X, X) / X.shape[0]
-    scale = np.sqrt(sq)
+    scale = np.sqrt(column_mean_squares(X))
     return np.where(scale > 0, scale, 1.0)
 
 
