@@ -290,10 +290,13 @@ def run(size, repeats):
     z_dense = np.zeros(n)
     w_dense = np.zeros(p)
 
+    trace_dense = np.empty(p)
+
     def cd_dense(order):
         coordinate_steps_dense(
-            X, y, z_dense, w_dense, order, noise, step, c, l1, l2, lo, hi, SQUARED, 0.0, p
-        )
+            X, y, z_dense, w_dense, order, noise, step, c, l1, l2, lo, hi, SQUARED, 0.0, p,
+            trace_dense,
+        )  # fmt: skip
 
     with threadpoolctl.threadpool_limits(1):
         results["dense_1thr"] = measure_group(
@@ -313,7 +316,7 @@ def run(size, repeats):
     step_s, c_s, l1_s, l2_s, lo_s, hi_s, noise_s = cd_state(
         rng, np.asarray(Xs.multiply(Xs).sum(0)).ravel(), n, clip=1.0
     )
-    cd_args_s = (step_s, c_s, l1_s, l2_s, lo_s, hi_s, SQUARED, 0.0, ps)
+    cd_args_s = (step_s, c_s, l1_s, l2_s, lo_s, hi_s, SQUARED, 0.0, ps, np.empty(ps))
     cyclic_s = np.arange(ps, dtype=np.int64)
     random_s = rng.integers(0, ps, size=ps)
     z_sparse = np.zeros(n)

@@ -97,8 +97,9 @@ def test_coordinate_steps_dense_match_reference(datafit, problem):
     assume(closest > 1e-9)
     XF = np.asfortranarray(X)
     coordinate_steps_dense(
-        XF, y, z, w, order, noise, step, c, l1, l2, lo, hi, datafit.code, datafit.param, p
-    )
+        XF, y, z, w, order, noise, step, c, l1, l2, lo, hi, datafit.code, datafit.param, p,
+        np.empty(order.shape[0]),
+    )  # fmt: skip
     scale = 1.0 + np.abs(z_ref).max() + np.abs(w_ref).max()
     assert_state_close(w, w_ref, scale)
     assert_state_close(z, z_ref, scale)
@@ -123,7 +124,7 @@ def test_coordinate_steps_csc_match_reference(datafit, problem, density, index):
     z0 = z.copy()
     coordinate_steps_csc(
         A.data, A.indices.astype(dtype), A.indptr.astype(dtype), y, z, w, order, noise,
-        step, c, l1, l2, lo, hi, datafit.code, datafit.param, p,
+        step, c, l1, l2, lo, hi, datafit.code, datafit.param, p, np.empty(order.shape[0]),
     )  # fmt: skip
     scale = 1.0 + np.abs(z_ref).max() + np.abs(w_ref).max()
     assert_state_close(w, w_ref, scale)
@@ -146,7 +147,7 @@ def test_each_step_matches_reference(datafit, problem):
     XF, A = np.asfortranarray(X), sp.csc_array(X)
     z_ref, w_ref = z.copy(), w.copy()
     z_csc, w_csc = z.copy(), w.copy()
-    penalty = (step, c, l1, l2, lo, hi, datafit.code, datafit.param, p)
+    penalty = (step, c, l1, l2, lo, hi, datafit.code, datafit.param, p, np.empty(1))
     for k in range(order.shape[0]):
         one, eta = order[k : k + 1], noise[k : k + 1]
         assume(reference_steps(X, y, z_ref, w_ref, one, eta, *penalty[:6], datafit) > 1e-9)
@@ -168,9 +169,13 @@ def test_dense_fused_equals_step_by_step(datafit):
         X = np.asfortranarray(X)
         z1, w1 = z.copy(), w.copy()
         args = (step, c, l1, l2, lo, hi, datafit.code, datafit.param, 7)
-        coordinate_steps_dense(X, y, z1, w1, order, noise, *args)
+        trace = np.empty(order.shape[0])
+        coordinate_steps_dense(X, y, z1, w1, order, noise, *args, trace)
         for k in range(order.shape[0]):
-            coordinate_steps_dense(X, y, z, w, order[k : k + 1], noise[k : k + 1], *args)
+            coordinate_steps_dense(
+                X, y, z, w, order[k : k + 1], noise[k : k + 1], *args, np.empty(1)
+            )
+            assert trace[k] == w[order[k]] or np.isclose(trace[k], w[order[k]], atol=1e-12)
         scale = 1.0 + np.abs(z).max() + np.abs(w).max()
         assert_state_close(w1, w, scale)
         assert_state_close(z1, z, scale)
@@ -188,7 +193,7 @@ def test_dense_long_rows_use_the_chunked_loops():
         reference_steps(X, y, z_ref, w_ref, order, noise, step, c, l1, l2, lo, hi, datafit)
         coordinate_steps_dense(
             np.asfortranarray(X), y, z, w, order, noise, step, c, l1, l2, lo, hi,
-            datafit.code, datafit.param, 3,
+            datafit.code, datafit.param, 3, np.empty(order.shape[0]),
         )  # fmt: skip
         scale = 1.0 + np.abs(z_ref).max() + np.abs(w_ref).max()
         assert_state_close(w, w_ref, scale)
@@ -206,7 +211,8 @@ def test_coordinate_steps_small(datafit):
     closest = reference_steps(X, y, z_ref, w_ref, order, noise, step, c, l1, l2, lo, hi, datafit)
     assert closest > 1e-9  # this fixed example stays away from the hinge's kink
     zd, wd = z.copy(), w.copy()
-    args = (order, noise, step, c, l1, l2, lo, hi, datafit.code, datafit.param, 3)
+    trace = np.empty(order.shape[0])
+    args = (order, noise, step, c, l1, l2, lo, hi, datafit.code, datafit.param, 3, trace)
     coordinate_steps_dense(np.asfortranarray(X), y, zd, wd, *args)
     np.testing.assert_allclose(wd, w_ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(zd, z_ref, rtol=1e-12, atol=1e-12)
@@ -221,7 +227,10 @@ def test_unknown_code_leaves_state_unchanged():
     X = np.asfortranarray(np.ones((3, 2)))
     y, z, w = np.ones(3), np.zeros(3), np.zeros(2)
     ones = np.ones(2)
-    args = (np.array([0, 1]), np.zeros(2), ones, ones, 0 * ones, 0 * ones, -ones, ones, 42, 0.0, 2)
+    args = (
+        np.array([0, 1]), np.zeros(2), ones, ones, 0 * ones, 0 * ones, -ones, ones, 42, 0.0, 2,
+        np.empty(2),
+    )  # fmt: skip
     coordinate_steps_dense(X, y, z, w, *args)
     A = sp.csc_array(X)
     coordinate_steps_csc(A.data, A.indices, A.indptr, y, z, w, *args)

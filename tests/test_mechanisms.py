@@ -91,7 +91,13 @@ def test_a_generator_is_used_as_is_and_advances():
     # the draws are the Generator's own stream, continued by the next draw
     reference = np.random.default_rng(3)
     np.testing.assert_array_equal(first, reference.standard_normal(4))
-    np.testing.assert_array_equal(source.laplace(2.0, 3), reference.laplace(0.0, 2.0, 3))
+    np.testing.assert_array_equal(source.uniform(3), reference.random(3))
+    # Laplace and Gumbel draws are built from the same stream's exponentials
+    e1, e2 = reference.standard_exponential(3), reference.standard_exponential(3)
+    np.testing.assert_array_equal(source.laplace(2.0, 3), 2.0 * (e1 - e2))
+    np.testing.assert_array_equal(
+        source.gumbel(0.5, 3), -0.5 * np.log(reference.standard_exponential(3))
+    )
 
 
 def test_a_noise_source_is_returned_unchanged():

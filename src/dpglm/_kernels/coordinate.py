@@ -68,7 +68,7 @@ def _derivative_u(code, param, u, y, i):
 # keeps numba's cache key stable across processes.
 def _make_steps_dense(code):
     @kernel
-    def steps(X, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features):
+    def steps(X, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features, trace):
         n = y.shape[0]
         inv_n = 1.0 / n
         n_chunks = n // _CHUNK
@@ -116,6 +116,7 @@ def _make_steps_dense(code):
             w_new = prox_elastic_net_box(wj - step[j] * g, step[j], l1[j], l2[j], lo[j], hi[j])
             d = w_new - wj
             w[j] = w_new
+            trace[k] = w_new
             pending = d != 0.0
             if pending:
                 a = b
@@ -133,8 +134,9 @@ def _make_steps_dense(code):
 def _make_steps_csc(code):
     @kernel
     def steps(
-        data, indices, indptr, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features
-    ):
+        data, indices, indptr, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features,
+        trace,
+    ):  # fmt: skip
         n = y.shape[0]
         inv_n = 1.0 / n
         n_steps = order.shape[0]
@@ -170,6 +172,7 @@ def _make_steps_csc(code):
             w_new = prox_elastic_net_box(wj - step[j] * g, step[j], l1[j], l2[j], lo[j], hi[j])
             d = w_new - wj
             w[j] = w_new
+            trace[k] = w_new
             if d != 0.0:
                 if j == n_features:
                     for i in range(n):
@@ -195,7 +198,7 @@ _steps_csc_huber = _make_steps_csc(HUBER)
 
 @kernel
 def coordinate_steps_dense(
-    X, y, z, w, order, noise, step, c, l1, l2, lo, hi, code, param, n_features
+    X, y, z, w, order, noise, step, c, l1, l2, lo, hi, code, param, n_features, trace
 ):
     """Run ``len(order)`` noisy proximal coordinate steps, dense ``X``.
 
@@ -226,6 +229,9 @@ def coordinate_steps_dense(
         Datafit parameter.
     n_features : int
         Number of columns of ``X``.
+    trace : ndarray of shape (len(order),)
+        Overwritten with ``w[order[k]]`` just after step ``k`` (what averaging
+        over the iterates needs, without storing them).
 
     Examples
     --------
@@ -236,11 +242,12 @@ def coordinate_steps_dense(
     >>> ones, inf = np.ones(3), np.full(3, np.inf)
     >>> order, noise = np.array([0, 1]), np.zeros(2)
     >>> penalty = (ones, inf, 0 * ones, 0 * ones, -inf, inf)
-    >>> coordinate_steps_dense(X, y, z, w, order, noise, *penalty, SQUARED, 0.0, 2)
-    >>> w, z
-    (array([1., 2., 0.]), array([1., 2.]))
+    >>> trace = np.empty(2)
+    >>> coordinate_steps_dense(X, y, z, w, order, noise, *penalty, SQUARED, 0.0, 2, trace)
+    >>> w, z, trace
+    (array([1., 2., 0.]), array([1., 2.]), array([1., 2.]))
     """
-    args = (X, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features)
+    args = (X, y, z, w, order, noise, step, c, l1, l2, lo, hi, param, n_features, trace)
     if code == SQUARED:
         _steps_dense_squared(*args)
     elif code == LOGISTIC:
@@ -255,8 +262,9 @@ def coordinate_steps_dense(
 
 @kernel
 def coordinate_steps_csc(
-    data, indices, indptr, y, z, w, order, noise, step, c, l1, l2, lo, hi, code, param, n_features
-):
+    data, indices, indptr, y, z, w, order, noise, step, c, l1, l2, lo, hi, code, param, n_features,
+    trace,
+):  # fmt: skip
     """Run ``len(order)`` noisy proximal coordinate steps, CSC ``X``.
 
     A step on column ``j`` touches only the rows where ``X[:, j]`` is non-zero
@@ -286,6 +294,8 @@ def coordinate_steps_csc(
         Datafit parameter.
     n_features : int
         Number of columns of ``X``.
+    trace : ndarray of shape (len(order),)
+        Overwritten with ``w[order[k]]`` just after step ``k``.
 
     Examples
     --------
@@ -298,19 +308,31 @@ def coordinate_steps_csc(
     >>> order, noise = np.array([0, 1]), np.zeros(2)
     >>> penalty = (ones, inf, 0 * ones, 0 * ones, -inf, inf)
     >>> coordinate_steps_csc(
-    ...     X.data, X.indices, X.indptr, y, z, w, order, noise, *penalty, SQUARED, 0.0, 2
+    ...     X.data,
+    ...     X.indices,
+    ...     X.indptr,
+    ...     y,
+    ...     z,
+    ...     w,
+    ...     order,
+    ...     noise,
+    ...     *penalty,
+    ...     SQUARED,
+    ...     0.0,
+    ...     2,
+    ...     np.empty(2),
     ... )
     >>> w, z
     (array([1., 2., 0.]), array([1., 2.]))
     """
     args = (data, indices, indptr, y, z, w, order, noise, step, c, l1, l2, lo, hi)
     if code == SQUARED:
-        _steps_csc_squared(*args, param, n_features)
+        _steps_csc_squared(*args, param, n_features, trace)
     elif code == LOGISTIC:
-        _steps_csc_logistic(*args, param, n_features)
+        _steps_csc_logistic(*args, param, n_features, trace)
     elif code == HINGE:
-        _steps_csc_hinge(*args, param, n_features)
+        _steps_csc_hinge(*args, param, n_features, trace)
     elif code == SQUARED_HINGE:
-        _steps_csc_squared_hinge(*args, param, n_features)
+        _steps_csc_squared_hinge(*args, param, n_features, trace)
     elif code == HUBER:
-        _steps_csc_huber(*args, param, n_features)
+        _steps_csc_huber(*args, param, n_features, trace)

@@ -107,14 +107,28 @@ class Event:
 
 @dataclass(frozen=True, kw_only=True)
 class _NoisyEvent(Event):
+    """An event with a noise multiplier; ``fixed=True`` keeps it out of calibration.
+
+    A fixed event has its noise already chosen (e.g. a separately budgeted
+    preprocessing release): :meth:`PrivacyPlan.scaled` leaves it unchanged, so
+    calibrating the rest of the plan accounts for its cost without moving it.
+    """
+
     noise_multiplier: float
+    fixed: bool = False
 
     def __post_init__(self):
         super().__post_init__()
         _check_multiplier(self.noise_multiplier)
 
     def scaled(self, factor):
+        if self.fixed:
+            return self
         return replace(self, noise_multiplier=self.noise_multiplier * factor)
+
+    def frozen(self):
+        """The same event, excluded from further calibration."""
+        return replace(self, fixed=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -434,7 +448,7 @@ class PrivacyPlan:
     @property
     def scalable(self) -> bool:
         """Whether any event has a noise multiplier that calibration can scale."""
-        return any(isinstance(e, _NoisyEvent) for e in self.events)
+        return any(isinstance(e, _NoisyEvent) and not e.fixed for e in self.events)
 
     @property
     def parts(self) -> dict:

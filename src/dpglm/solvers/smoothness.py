@@ -1,0 +1,217 @@
+"""Coordinate-wise smoothness constants ``M_j`` for the coordinate solvers, without leaks.
+
+``M_j`` sets the step size ``gamma / M_j`` and the clipping split
+``C_j = C sqrt(M_j / tr M)`` of DP-CD and DP-GCD. It must not reveal the data,
+so it comes from one of:
+
+``"bounds"``
+    Public feature bounds ``|X_ij| <= B_j``: ``M_j = curvature * B_j**2``,
+    data-independent and free.
+``"private"``
+    The private estimate of the DP-CD paper: each record's ``X_ij**2`` is
+    clipped to ``B_j**2`` (a per-record operation), the column means get
+    Laplace noise, and the estimate is floored at ``B_j**2 / n``. It needs the
+    bounds too (as rough upper bounds) and spends a share of the budget,
+    shown as the ``"smoothness estimation"`` part of the report.
+``"data"``
+    ``curvature * mean(X_ij**2)`` from the raw data, with a
+    :class:`~dpglm.exceptions.PrivacyLeakWarning`: the fit's guarantee then
+    does not hold, and its report says so.
+``"auto"``
+    ``"bounds"`` when bounds are given, else ``"data"`` (with the warning).
+
+The intercept coordinate has ``M = curvature``, public.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.problem import Problem
+>>> from dpglm.solvers.smoothness import SmoothnessSpec
+>>> prob = Problem(np.array([[1.0, 2.0], [-1.0, 0.5]]), np.zeros(2), "squared")
+>>> spec = SmoothnessSpec.create(prob, "bounds", feature_bounds=[1.0, 2.0])
+>>> spec.estimate(prob, source=None)
+array([1., 4.])
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm.exceptions import PrivacyLeakWarning
+from dpglm.privacy.events import LaplaceEvent, PrivacyPlan
+from dpglm.problem import column_mean_squares
+
+SMOOTHNESS_MODES = ("auto", "bounds", "private", "data")
+
+PART = "smoothness estimation"
+
+
+def _check_bounds(feature_bounds, n_features, *, positive):
+    bounds = np.asarray(feature_bounds, dtype=float)
+    if bounds.ndim == 0:
+        bounds = np.full(n_features, float(bounds))
+    if bounds.shape != (n_features,):
+        raise ValueError(
+            f"feature_bounds has shape {bounds.shape}; expected a scalar or ({n_features},), "
+            "one per column"
+        )
+    bad = np.flatnonzero(~np.isfinite(bounds) | (bounds < 0) | ((bounds == 0) & positive))
+    if bad.size:
+        j = int(bad[0])
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"feature_bounds must be finite and {need}; column {j} has {bounds[j]!r}")
+    return bounds
+
+
+def clipped_column_mean_squares(X, ceilings) -> np.ndarray:
+    """``(1/n) sum_i min(X_ij**2, ceilings_j)`` per column (each record clipped on its own).
+
+    Examples
+    --------
+    >>> clipped_column_mean_squares(np.array([[3.0, 1.0], [1.0, 1.0]]), np.array([4.0, 4.0]))
+    array([2.5, 1. ])
+    """
+    n = X.shape[0]
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        cols = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+        squares = np.minimum(X.data * X.data, ceilings[cols])
+        return np.bincount(cols, weights=squares, minlength=X.shape[1]) / n
+    return np.minimum(X * X, ceilings[None, :]).sum(axis=0) / n
+
+
+@dataclass(frozen=True)
+class SmoothnessSpec:
+    """How a fit obtains ``M_j``: decided, and its cost planned, before reading the data.
+
+    Attributes
+    ----------
+    mode : {"bounds", "private", "data"}
+    bounds : ndarray or None
+        Public feature bounds ``B_j``.
+    plan : PrivacyPlan
+        The events of the private estimate (fixed noise), empty otherwise.
+    """
+
+    mode: str
+    bounds: np.ndarray | None
+    plan: PrivacyPlan
+
+    @classmethod
+    def create(
+        cls,
+        problem,
+        mode: str = "auto",
+        *,
+        feature_bounds=None,
+        epsilon: float = math.inf,
+        delta: float = 0.0,
+        share: float = 0.1,
+        neighbouring: str = "replace_one",
+    ) -> SmoothnessSpec:
+        """Choose the source of ``M_j`` and, for ``"private"``, calibrate its noise.
+
+        Parameters
+        ----------
+        problem : Problem
+        mode : {"auto", "bounds", "private", "data"}
+        feature_bounds : float or array_like of shape (n_features,), optional
+        epsilon, delta : float
+            The fit's target; the private estimate is calibrated to
+            ``(share * epsilon, share * delta)`` on its own, and the training
+            noise is then calibrated to what remains of the composition.
+        share : float in (0, 1)
+        neighbouring : str
+            The relation of the fit's plan.
+        """
+        from dpglm.solvers.spending import calibrate_cached
+
+        if mode not in SMOOTHNESS_MODES:
+            raise ValueError(f"smoothness must be one of {SMOOTHNESS_MODES}, got {mode!r}")
+        if mode == "auto":
+            mode = "data" if feature_bounds is None else "bounds"
+        if mode == "private" and math.isinf(epsilon):
+            # a non-private fit has nothing to protect: the constants come from the data
+            mode = "data" if feature_bounds is None else "bounds"
+        bounds = None
+        if mode in ("bounds", "private"):
+            if feature_bounds is None:
+                raise ValueError(
+                    f"smoothness={mode!r} needs feature_bounds, public bounds on |X_ij| per "
+                    "column (or one for all)"
+                )
+            bounds = _check_bounds(feature_bounds, problem.n_features, positive=mode == "private")
+        plan = PrivacyPlan((), neighbouring)
+        if mode == "private":
+            if not 0.0 < share < 1.0:
+                raise ValueError(f"smoothness_share must lie in (0, 1), got {share!r}")
+            n = problem.n_samples
+            template = PrivacyPlan(
+                (
+                    LaplaceEvent(
+                        noise_multiplier=1.0,
+                        count=problem.n_features,
+                        sensitivity=1.0 / n,
+                        label="column mean of clipped X_ij^2 / B_j^2",
+                        part=PART,
+                    ),
+                ),
+                neighbouring,
+            )
+            calibrated = calibrate_cached(template, share * epsilon, share * delta)
+            plan = PrivacyPlan(tuple(e.frozen() for e in calibrated.plan.events), neighbouring)
+        return cls(mode, bounds, plan)
+
+    @property
+    def assumptions(self) -> tuple:
+        """What the guarantee assumes about ``M_j``."""
+        if self.mode == "bounds":
+            return ("feature bounds |X_ij| <= B_j supplied by the user (public, not checked)",)
+        if self.mode == "private":
+            return (
+                "smoothness constants estimated privately: each record's X_ij^2 clipped to B_j^2 "
+                "(B_j supplied by the user), Laplace noise on the column means",
+            )
+        return ()
+
+    def estimate(self, problem, *, source) -> np.ndarray:
+        """``M_j`` for every coordinate (intercept last), drawing noise from ``source``.
+
+        Call it after the fit's plan has been charged. ``"data"`` warns with
+        :class:`~dpglm.exceptions.PrivacyLeakWarning`.
+        """
+        curvature = problem.datafit.curvature
+        if not math.isfinite(curvature):
+            raise ValueError(
+                f"the {problem.datafit.name} loss is not smooth, so coordinate methods have no "
+                "step size for it; use a smooth loss (e.g. 'squared_hinge') or DP-SGD"
+            )
+        if self.mode == "bounds":
+            squares = self.bounds**2
+        elif self.mode == "data":
+            warnings.warn(
+                "coordinate-wise smoothness constants M_j computed from the raw data without "
+                "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
+                "this leak",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            squares = column_mean_squares(problem.X)
+        else:
+            ceilings = self.bounds**2
+            n = problem.n_samples
+            event = self.plan.events[0]
+            fractions = clipped_column_mean_squares(problem.X, ceilings) / ceilings
+            noisy = fractions + np.asarray(
+                source.laplace(event.noise_multiplier * event.sensitivity, problem.n_features)
+            )
+            squares = ceilings * np.maximum(noisy, 1.0 / n)
+        M = curvature * squares
+        if problem.fit_intercept:
+            M = np.append(M, curvature)
+        return M
