@@ -33,7 +33,8 @@ def check_coordinate_problem(problem, solver: str) -> None:
     if not math.isfinite(problem.datafit.curvature):
         raise ValueError(
             f"{solver} needs a smooth loss; the {problem.datafit.name} loss has no "
-            "coordinate-wise smoothness constant (use 'squared_hinge', or DP-SGD for the hinge loss)"
+            "coordinate-wise smoothness constant (use 'squared_hinge', or DP-SGD for the "
+            "hinge loss)"
         )
     if not problem.penalty.separable:
         raise ValueError(
