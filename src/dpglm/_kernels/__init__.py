@@ -15,6 +15,12 @@ from dpglm._kernels.dense import (
 )
 from dpglm._kernels.dual import svm_dual_epochs_csr
 from dpglm._kernels.elementwise import clip_value, prox_elastic_net_box, soft_threshold
+from dpglm._kernels.greedy import (
+    greedy_score,
+    greedy_scores,
+    greedy_select,
+    patch_clipped_gradient,
+)
 from dpglm._kernels.losses import (
     derivative_value,
     derivatives,
@@ -28,6 +34,7 @@ from dpglm._kernels.sparse import (
     clipped_gradient_csc,
     clipped_row_gradient_sum_csr,
 )
+from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
 
 __all__ = [
     "add_scaled_column_csc",
@@ -43,10 +50,17 @@ __all__ = [
     "coordinate_steps_dense",
     "derivative_value",
     "derivatives",
+    "distinct_subsets",
     "fast_exp",
+    "greedy_score",
+    "greedy_scores",
+    "greedy_select",
     "logistic_derivative",
     "loss_value",
+    "patch_clipped_gradient",
     "prox_elastic_net_box",
+    "sgd_steps_csr",
+    "sgd_steps_dense",
     "soft_threshold",
     "svm_dual_epochs_csr",
 ]

@@ -48,6 +48,8 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 from dataclasses import dataclass
 
@@ -297,11 +299,26 @@ class RDPAccountant(Accountant):
             else relation.REPLACE_SPECIAL
         )
         accountant = RdpAccountant(self.orders, neighboring_relation=neighbouring)
-        for e in events:
-            accountant.compose(e.to_dp_event())
-        if delta == 0:
-            return math.inf
-        return accountant.get_epsilon(delta)
+        with _quiet_absl():
+            for e in events:
+                accountant.compose(e.to_dp_event())
+            if delta == 0:
+                return math.inf
+            return accountant.get_epsilon(delta)
+
+
+@contextlib.contextmanager
+def _quiet_absl():
+    # dp-accounting logs a warning for every Renyi order whose series does not
+    # converge (large sampling rates at small orders) and drops that order, which
+    # keeps the bound valid: during calibration that is hundreds of lines of noise.
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 # -- zero-concentrated DP --------------------------------------------------------------------

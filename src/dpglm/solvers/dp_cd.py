@@ -156,7 +156,7 @@ def dp_cd(
     step : float, default=1.0
         ``gamma``: coordinate ``j`` uses step size ``gamma / M_j``.
     clip : float, default=1.0
-        ``C``, split into ``C_j = C sqrt(M_j / tr M)``.
+        ``C``, split into ``C_j = C sqrt(M_j / tr M)``; finite unless ``epsilon = inf``.
     round_length : int, optional
         ``K``, updates between two averagings (default ``n_coords``).
     averaging : bool, default=True
@@ -189,6 +189,8 @@ def dp_cd(
     n, n_coords = problem.n_samples, problem.n_coords
     T, K = schedule(passes, n_coords, round_length)
     private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     spec = SmoothnessSpec.create(
         problem,
         smoothness,
@@ -263,16 +265,14 @@ def dp_cd(
                 z = _margins(problem, theta)
         if t + 1 in marks:
             history.record((t + 1) * K / n_coords, theta)
-    coef, intercept = problem.split(theta)
-    return FitResult(
-        coef=coef.copy(),
-        intercept=intercept,
+    return FitResult.from_theta(
+        problem,
+        theta,
         history=history,
         report=spent.report,
         n_iter=T * K,
         info={
             "solver": "dp-cd",
-            "fit_intercept": problem.fit_intercept,
             "rounds": T,
             "round_length": K,
             "averaging": averaging,

@@ -65,8 +65,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
+import numbers
+from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -91,6 +95,23 @@ RULES = {"gs-s": GS_S, "gs-r": GS_R, "gs-q": GS_Q}
 NOISE_MODES = ("tight", "paper")
 #: selection noise drawn at most this many values at a time
 _NOISE_BLOCK = 1 << 20
+#: dense gradients over fewer entries run on one thread: waking the second one
+#: costs tens of microseconds per step, milliseconds on a loaded machine
+_PARALLEL_MIN_ENTRIES = 1 << 20
+
+
+@contextlib.contextmanager
+def _gradient_threads(X):
+    """One numba thread for small dense problems, the default otherwise."""
+    if sp.issparse(X) or X.size >= _PARALLEL_MIN_ENTRIES:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def greedy_plan(n_iter: int, noise: str, selection_share: float, delta_score, delta_grad):
@@ -224,7 +245,7 @@ def dp_gcd(
     step : float, default=1.0
         ``gamma``: step size ``gamma / M_j``.
     clip : float, default=1.0
-        ``C``, split into ``C_j = C sqrt(M_j / tr M)``.
+        ``C``, split into ``C_j = C sqrt(M_j / tr M)``; finite unless ``epsilon = inf``.
     rule : {"auto", "gs-s", "gs-r", "gs-q"}, default="auto"
         Greedy rule; ``"auto"`` is ``"gs-s"`` (Algorithm 1) without an L1
         part in the penalty and ``"gs-r"`` with one (the rule of the paper's
@@ -256,13 +277,15 @@ def dp_gcd(
     n_iter = int(n_iter)
     if noise not in NOISE_MODES:
         raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
-    if not 0.0 < selection_share < 1.0:
+    if not isinstance(selection_share, numbers.Real) or not 0.0 < selection_share < 1.0:
         raise ValueError(f"selection_share must lie in (0, 1), got {selection_share!r}")
     rule_code = _rule_code(rule, problem)
     if accountant is None:
         accountant = "advanced" if noise == "paper" else "auto"
     n, n_coords, p = problem.n_samples, problem.n_coords, problem.n_features
     private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     spec = SmoothnessSpec.create(
         problem,
         smoothness,
@@ -308,6 +331,55 @@ def dp_gcd(
     else:
         score_scale, update_scale = 0.0, np.zeros(n_coords)
 
+    draws = _Draws(source, noise, private, score_scale, update_scale)
+    with _gradient_threads(problem.X):
+        theta, history, picks = _run(problem, arrays, rule_code, draws, n_iter)
+    return FitResult.from_theta(
+        problem,
+        theta,
+        history=history,
+        report=spent.report,
+        n_iter=n_iter,
+        info={
+            "solver": "dp-gcd",
+            "rule": _rule_name(rule_code),
+            "noise": noise,
+            "smoothness": M,
+            "smoothness_source": spec.mode,
+            "step_sizes": arrays.step,
+            "clip_thresholds": arrays.clip,
+            "selection_noise_scale": score_scale,
+            "update_noise_scale": update_scale,
+            "selected": picks,
+        },
+    )
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """The noise of a fit: standard draws from ``source``, and the scales they get."""
+
+    source: object
+    mode: str
+    private: bool
+    score_scale: float
+    update_scale: np.ndarray
+
+    def standard(self, shape, *, update=False):
+        """Gumbel (tight selection), Gaussian (tight update) or Laplace (paper) draws."""
+        if not self.private:
+            return np.zeros(shape)
+        if self.mode == "paper":
+            return np.asarray(self.source.laplace(1.0, shape))
+        if update:
+            return np.asarray(self.source.standard_normal(shape))
+        return np.asarray(self.source.gumbel(1.0, shape))
+
+
+def _run(problem, arrays, rule_code, draws, n_iter):
+    """The ``n_iter`` greedy steps; returns the iterate, the history and the selections."""
+    n_coords = problem.n_coords
+    M = arrays.smoothness
     state = _ClippedGradient(problem, arrays.clip)
     theta = np.zeros(n_coords)
     history = History.empty(n_coords)
@@ -319,14 +391,14 @@ def dp_gcd(
         row = t % block
         if row == 0:
             rows = min(block, n_iter - t)
-            selection_noise = _standard(source, noise, (rows, n_coords), private)
-            update_noise = _standard(source, noise, (rows,), private, update=True)
+            selection_noise = draws.standard((rows, n_coords))
+            update_noise = draws.standard((rows,), update=True)
         j = greedy_select(
             rule_code, state.G, theta, M, arrays.l1, arrays.l2, arrays.lo, arrays.hi,
-            selection_noise[row], score_scale,
+            selection_noise[row], draws.score_scale,
         )  # fmt: skip
         picks[t] = j
-        g = state.G[j] + update_noise[row] * update_scale[j]
+        g = state.G[j] + update_noise[row] * draws.update_scale[j]
         old = theta[j]
         new = _kernels.prox_elastic_net_box(
             old - arrays.step[j] * g,
@@ -341,38 +413,7 @@ def dp_gcd(
             state.move(j, new - old)
         if t + 1 in marks:
             history.record(t + 1, theta)
-    coef, intercept = problem.split(theta)
-    return FitResult(
-        coef=coef.copy(),
-        intercept=intercept,
-        history=history,
-        report=spent.report,
-        n_iter=n_iter,
-        info={
-            "solver": "dp-gcd",
-            "fit_intercept": problem.fit_intercept,
-            "rule": _rule_name(rule_code),
-            "noise": noise,
-            "smoothness": M,
-            "smoothness_source": spec.mode,
-            "step_sizes": arrays.step,
-            "clip_thresholds": arrays.clip,
-            "selection_noise_scale": score_scale,
-            "update_noise_scale": update_scale,
-            "selected": picks,
-        },
-    )
-
-
-def _standard(source, noise, shape, private, update=False):
-    """Standard draws: Gumbel (tight selection), Gaussian (tight update) or Laplace (paper)."""
-    if not private:
-        return np.zeros(shape)
-    if noise == "paper":
-        return np.asarray(source.laplace(1.0, shape))
-    if update:
-        return np.asarray(source.standard_normal(shape))
-    return np.asarray(source.gumbel(1.0, shape))
+    return theta, history, picks
 
 
 def _rule_code(rule, problem):

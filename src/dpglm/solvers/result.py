@@ -110,6 +110,19 @@ class FitResult:
     n_iter: int
     info: dict = field(default_factory=dict)
 
+    @classmethod
+    def from_theta(cls, problem, theta, *, history, report, n_iter, info) -> FitResult:
+        """The result of a fit of ``problem`` that ended at ``theta`` (intercept last)."""
+        coef, intercept = problem.split(theta)
+        return cls(
+            coef=np.array(coef, dtype=float),
+            intercept=intercept,
+            history=history,
+            report=report,
+            n_iter=n_iter,
+            info={"fit_intercept": problem.fit_intercept, **info},
+        )
+
     @property
     def theta(self) -> np.ndarray:
         """Coefficients followed by the intercept when the problem has one."""

@@ -36,6 +36,7 @@ array([1., 4.])
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -64,7 +65,9 @@ def _check_bounds(feature_bounds, n_features, *, positive):
     if bad.size:
         j = int(bad[0])
         need = "> 0" if positive else ">= 0"
-        raise ValueError(f"feature_bounds must be finite and {need}; column {j} has {bounds[j]!r}")
+        raise ValueError(
+            f"feature_bounds must be finite and {need}; column {j} has {float(bounds[j])!r}"
+        )
     return bounds
 
 
@@ -148,7 +151,7 @@ class SmoothnessSpec:
             bounds = _check_bounds(feature_bounds, problem.n_features, positive=mode == "private")
         plan = PrivacyPlan((), neighbouring)
         if mode == "private":
-            if not 0.0 < share < 1.0:
+            if not isinstance(share, numbers.Real) or not 0.0 < share < 1.0:
                 raise ValueError(f"smoothness_share must lie in (0, 1), got {share!r}")
             n = problem.n_samples
             template = PrivacyPlan(

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpglm.privacy.calibration import CalibrationResult, calibrate
 from dpglm.privacy.events import PrivacyPlan
-from dpglm.privacy.report import PrivacyReport
+from dpglm.privacy.report import MechanismRecord, PrivacyReport
 
 
 def check_privacy_target(epsilon, delta) -> tuple[float, float]:
@@ -55,19 +55,35 @@ def check_privacy_target(epsilon, delta) -> tuple[float, float]:
     return epsilon, delta
 
 
-@functools.lru_cache(maxsize=512)
-def _calibrated(plan: PrivacyPlan, epsilon: float, delta: float, accountant: str):
-    return calibrate(plan, epsilon, delta, accountant)
+def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
+    """``plan`` without what accounting ignores (labels, sensitivities), for caching.
+
+    Accountants read noise multipliers, counts, kinds, sampling and the
+    relation only, so plans that differ in the clipping threshold alone (as
+    the fits of a hyperparameter search do) share one calibration.
+    """
+    return PrivacyPlan(
+        tuple(replace(e, label="", sensitivity=None) for e in plan.events), plan.neighbouring
+    )
 
 
 @functools.lru_cache(maxsize=512)
+def _calibrated(key: PrivacyPlan, epsilon: float, delta: float, accountant: str):
+    return calibrate(key, epsilon, delta, accountant)
+
+
+@functools.lru_cache(maxsize=512)
+def _accounted(key, delta, accountant):
+    return PrivacyReport.from_plan(key, delta, accountant=accountant)
+
+
 def _report(plan, delta, accountant, assumptions, warnings, secure):
-    return PrivacyReport.from_plan(
-        plan,
-        delta,
-        accountant=accountant,
-        assumptions=assumptions,
-        warnings=warnings,
+    accounted = _accounted(_accounting_key(plan), delta, accountant)
+    return replace(
+        accounted,
+        mechanisms=tuple(MechanismRecord.from_event(e) for e in plan.events),
+        assumptions=tuple(assumptions),
+        warnings=tuple(warnings),
         secure=secure,
     )
 
@@ -110,7 +126,8 @@ def calibrate_cached(
     >>> calibrate_cached(plan, 2.0, 0.0, "basic").epsilon <= 2.0
     True
     """
-    return _calibrated(plan, float(epsilon), float(delta), accountant)
+    result = _calibrated(_accounting_key(plan), float(epsilon), float(delta), accountant)
+    return replace(result, plan=plan.scaled(result.scale))
 
 
 def spend(

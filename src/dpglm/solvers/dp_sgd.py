@@ -1,0 +1,411 @@
+"""DP-SGD: private proximal stochastic gradient descent (Abadi et al. 2016), the baseline.
+
+Starting from ``w = 0``, each of ``T = round(passes * n / b)`` steps draws a
+batch ``B`` of records, clips every per-sample gradient ``g_i = s_i (x_i, 1)``
+(``s_i = l'(x_i . w + b, y_i)``, the 1 only with an intercept) to L2 norm ``C``
+and takes a proximal step with a constant step size ``gamma``:
+
+    ``w <- prox_{gamma psi}(w - gamma (sum_{i in B} clip_C(g_i) + N(0, sigma**2 I)) / b)``.
+
+The prox is exact for every separable penalty (none, L2, L1, elastic net,
+box); the intercept is not penalised. Two samplers, each accounted as exactly
+what it is:
+
+``sampling="poisson"`` (default)
+    Every record joins the batch independently with probability
+    ``q = b / n``, drawn as a count ``k ~ Binomial(n, q)`` (by inversion of
+    its CDF) and then ``k`` distinct records uniformly (Floyd's algorithm),
+    which is the same distribution. Analysed for add/remove neighbours, under
+    which the clipped sum has sensitivity ``C``: ``sigma = z C`` and the event
+    is a Poisson-subsampled Gaussian of rate ``q``. The sum is divided by the
+    expected batch size ``b = q n``, not by the realised ``k``, which would
+    release ``k``.
+``sampling="without_replacement"``
+    Exactly ``b`` distinct records, uniformly and independently at each step.
+    Analysed for replace-one neighbours, under which the clipped sum has
+    sensitivity ``2 C``: ``sigma = 2 z C``.
+
+The noise multiplier ``z`` is calibrated by the accountant so that the ``T``
+composed subsampled Gaussian releases meet ``(epsilon, delta)``; every
+iterate is a post-processing of them. All randomness (counts, rows and noise)
+comes from one :class:`~dpglm.privacy.mechanisms.NoiseSource`. The steps run in
+numba kernels (:mod:`dpglm._kernels.stochastic`), many per call, on a row-major
+copy of ``X`` (C order or CSR).
+
+``epsilon = inf`` runs the same code with no noise and no clipping.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.problem import Problem
+>>> from dpglm.solvers.dp_sgd import dp_sgd
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, (2000, 5))
+>>> y = X @ np.array([1.0, -2.0, 0.0, 0.5, 0.0]) + 0.1 * rng.standard_normal(2000)
+>>> fit = dp_sgd(
+...     Problem(X, y, "squared", "l2"),
+...     epsilon=1.0,
+...     delta=1e-6,
+...     passes=5,
+...     batch_size=100,
+...     step=0.5,
+...     clip=2.0,
+...     random_state=0,
+... )
+>>> round(fit.report.epsilon, 3) <= 1.0, fit.n_iter, fit.report.neighbouring
+(True, 100, 'add_remove')
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import binom
+
+from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
+from dpglm.data.layout import as_layout
+from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
+from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.solvers.coordinates import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_positive,
+    neighbouring_assumptions,
+)
+from dpglm.solvers.result import FitResult, History
+from dpglm.solvers.spending import check_privacy_target, spend
+
+#: the neighbouring relation each sampler is analysed under
+NEIGHBOURING = {"poisson": "add_remove", "without_replacement": "replace_one"}
+SAMPLING = tuple(NEIGHBOURING)
+#: at most this many noise values (and about as many batch rows) drawn at a time
+_DRAW_BLOCK = 1 << 20
+#: the Binomial CDF table stops this many standard deviations (plus as many
+#: records) above the mean: the mass beyond is below 1e-24, far under the 2**-53
+#: resolution of the uniforms that invert it
+_TAIL_SDS = 40.0
+
+
+def schedule(passes: float, n_samples: int, batch_size: int) -> int:
+    """``T``: the number of steps for ``passes`` passes of ``batch_size`` records (at least 1).
+
+    Examples
+    --------
+    >>> schedule(5.0, 20000, 256)
+    391
+    >>> schedule(0.001, 100, 10)
+    1
+    """
+    passes = check_positive("passes", passes)
+    return max(1, round(passes * n_samples / batch_size))
+
+
+def binomial_cdf(n: int, q: float) -> np.ndarray:
+    """``P(K <= k)`` for ``K ~ Binomial(n, q)`` and ``k = 0, 1, ...`` up to a negligible tail.
+
+    Examples
+    --------
+    >>> binomial_cdf(2, 0.5)
+    array([0.25, 0.75, 1.  ])
+    """
+    sd = math.sqrt(n * q * (1.0 - q))
+    top = min(n, math.ceil(n * q + _TAIL_SDS * (sd + 1.0)))
+    return binom.cdf(np.arange(top + 1), n, q)
+
+
+class BatchSampler:
+    """The batches of DP-SGD: exactly the sampler its privacy event describes.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    batch_size : int
+        ``b`` in ``[1, n]``: the expected batch size (Poisson sampling at rate
+        ``q = b / n``) or the exact one (without replacement).
+    sampling : {"poisson", "without_replacement"}
+
+    Attributes
+    ----------
+    rate : float
+        Probability that a given record is in a batch, ``b / n``.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.mechanisms import make_noise_source
+    >>> sampler = BatchSampler(10, 3, "without_replacement")
+    >>> counts, rows = sampler.draw(make_noise_source(0), 2)
+    >>> counts.tolist(), rows.shape, len(set(rows[:3].tolist()))
+    ([3, 3], (6,), 3)
+    """
+
+    def __init__(self, n: int, batch_size: int, sampling: str):
+        self.n = int(n)
+        self.batch_size = int(batch_size)
+        self.sampling = sampling
+        self.rate = self.batch_size / self.n
+        self._cdf = binomial_cdf(self.n, self.rate) if sampling == "poisson" else None
+        self._marker = np.zeros(self.n, dtype=bool)
+
+    def counts(self, source, steps: int) -> np.ndarray:
+        """Batch sizes of ``steps`` steps: ``Binomial(n, q)`` draws, or ``b`` each."""
+        if self._cdf is None:
+            return np.full(steps, self.batch_size, dtype=np.int64)
+        u = np.asarray(source.uniform(steps))
+        # K = #{k : P(K <= k) <= u} has P(K <= k) = P(u < cdf[k]) = cdf[k] for u
+        # uniform on [0, 1), also at u = 0 and at the table's end
+        k = np.searchsorted(self._cdf, u, side="right")
+        return np.minimum(k, self._cdf.shape[0] - 1).astype(np.int64)
+
+    def draw(self, source, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """The batches of ``steps`` consecutive steps.
+
+        Returns
+        -------
+        counts : ndarray of int64 of shape (steps,)
+            Size of each batch.
+        rows : ndarray of int64 of shape (counts.sum(),)
+            The batches one after the other, each a uniformly random set of
+            ``counts[t]`` distinct records.
+        """
+        counts = self.counts(source, steps)
+        total = int(counts.sum())
+        uniforms = np.ascontiguousarray(source.uniform(total), dtype=float).reshape(total)
+        rows = np.empty(total, dtype=np.int64)
+        distinct_subsets(self.n, counts, uniforms, self._marker, rows)
+        return counts, rows
+
+
+def training_event(sampling: str, n: int, batch_size: int, count: int, clip, label=None):
+    """Template event of ``count`` DP-SGD steps (unit noise multiplier).
+
+    Examples
+    --------
+    >>> e = training_event("without_replacement", 100, 10, 5, 1.0)
+    >>> e.kind, e.count, e.rate, e.sensitivity
+    ('sampled_gaussian', 5, 0.1, 2.0)
+    """
+    if sampling == "poisson":
+        where = {"sampling_rate": batch_size / n}
+        sensitivity = clip
+    else:
+        where = {"dataset_size": n, "batch_size": batch_size}
+        sensitivity = 2.0 * clip
+    return SampledGaussianEvent(
+        noise_multiplier=1.0,
+        count=count,
+        sampling=sampling,
+        sensitivity=None if sensitivity is None or math.isinf(sensitivity) else sensitivity,
+        label=label or f"sum of per-sample L2-clipped gradients over a {sampling} batch",
+        **where,
+    )
+
+
+def _sampling_assumptions(sampling: str, n: int, batch_size: int) -> tuple:
+    if sampling == "poisson":
+        return (
+            f"records sampled by Poisson sampling with rate q = {batch_size / n:.6g} (each "
+            "record in a batch independently; accounted as such)",
+            "the number of records n is public: it sets the sampling rate q = batch_size / n "
+            "and the number of steps",
+        )
+    return (
+        f"batches of {batch_size} distinct records out of n = {n} drawn uniformly without "
+        "replacement, independently at each step (accounted as such)",
+    )
+
+
+def _check_batch_size(batch_size, n: int) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise TypeError(f"batch_size must be an int, got {batch_size!r}")
+    if not 1 <= batch_size <= n:
+        raise ValueError(f"batch_size must lie in [1, n_samples={n}], got {batch_size!r}")
+    return int(batch_size)
+
+
+def _check_sampling(sampling) -> str:
+    if not isinstance(sampling, str) or sampling not in SAMPLING:
+        raise ValueError(f"sampling must be one of {SAMPLING}, got {sampling!r}")
+    return sampling
+
+
+def _penalty_arrays(problem) -> tuple:
+    """``(l1, l2, lo, hi)`` of every coordinate; the intercept's leave it free."""
+    penalty = problem.penalty
+    if not penalty.separable:
+        raise ValueError(
+            f"DP-SGD needs a separable penalty (its prox is taken coordinate-wise); "
+            f"{penalty!r} is not"
+        )
+    n_coords, p = problem.n_coords, problem.n_features
+    l1, l2 = np.zeros(n_coords), np.zeros(n_coords)
+    lo, hi = np.full(n_coords, -math.inf), np.full(n_coords, math.inf)
+    l1[:p], l2[:p], lo[:p], hi[:p] = penalty.prox_params(p)
+    return l1, l2, lo, hi
+
+
+def _chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
+    """Steps whose noise and batches are drawn at once, bounding their memory."""
+    return max(1, min(total, _DRAW_BLOCK // max(n_coords, batch_size)))
+
+
+class _Steps:
+    """Runs DP-SGD steps on the row-major data with the dense or CSR kernel."""
+
+    def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
+        X = as_layout(problem.X, "rows")
+        extra = 1.0 if problem.fit_intercept else 0.0
+        self.sparse = sp.issparse(X)
+        if self.sparse:
+            self.data = (X.data, X.indices, X.indptr)
+            squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            self.data = (X,)
+            squares = np.einsum("ij,ij->i", X, X)
+        self.y = np.ascontiguousarray(problem.y, dtype=float)
+        self.row_norms = np.sqrt(squares + extra)
+        self.theta = theta
+        self.grad = np.empty_like(theta)
+        self.settings = (clip, step, inv_b, *penalty_arrays)
+        self.sigma = sigma
+        self.datafit = (problem.datafit.code, problem.datafit.param, problem.fit_intercept)
+
+    def run(self, counts, rows, noise):
+        head = (self.y, self.row_norms, counts, rows, noise, self.theta, self.grad, self.sigma)
+        if self.sparse:
+            sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
+        else:
+            sgd_steps_dense(*self.data, *head, *self.settings, *self.datafit)
+
+
+def _train(steps: _Steps, sampler: BatchSampler, source, T: int, private: bool) -> History:
+    """Run ``T`` steps, drawing batches then noise chunk by chunk; return the history."""
+    n_coords = steps.theta.shape[0]
+    history = History.empty(n_coords)
+    marks = History.checkpoints(T)
+    chunk = _chunk_steps(n_coords, sampler.batch_size, T)
+    for first in range(0, T, chunk):
+        size = min(chunk, T - first)
+        counts, rows = sampler.draw(source, size)
+        if private:
+            noise = np.ascontiguousarray(source.standard_normal((size, n_coords)), dtype=float)
+        else:
+            noise = np.zeros((size, n_coords))
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        # stop at every checkpoint inside the chunk, without changing what is drawn
+        done = 0
+        for end in sorted({m - first for m in marks if first < m <= first + size} | {size}):
+            steps.run(counts[done:end], rows[offsets[done] : offsets[end]], noise[done:end])
+            done = end
+            if first + end in marks:
+                history.record((first + end) * sampler.batch_size / sampler.n, steps.theta)
+    return history
+
+
+def dp_sgd(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    passes: float = 5.0,
+    step: float = 0.1,
+    clip: float = 1.0,
+    batch_size: int = 256,
+    sampling: str = "poisson",
+    budget=None,
+    accountant: str = "auto",
+    random_state=None,
+    secure: bool = False,
+) -> FitResult:
+    """Fit ``problem`` with DP-SGD.
+
+    Parameters
+    ----------
+    problem : Problem
+        Any datafit (the hinge loss uses its subgradient) and a separable
+        penalty (none, L2, L1, elastic net, box).
+    epsilon, delta : float
+        Target guarantee, for add/remove neighbours with Poisson sampling and
+        replace-one neighbours without replacement; ``epsilon = inf`` is
+        non-private SGD (no noise, no clipping).
+    passes : float, default=5.0
+        Records sampled in units of ``n``: ``T = round(passes * n / batch_size)`` steps.
+    step : float, default=0.1
+        Constant step size ``gamma``.
+    clip : float, default=1.0
+        ``C``, the L2 bound of every per-sample gradient; finite unless ``epsilon = inf``.
+    batch_size : int, default=256
+        ``b`` in ``[1, n]``: expected batch size with Poisson sampling, exact
+        one without replacement; also the divisor of the noisy sum.
+    sampling : {"poisson", "without_replacement"}, default="poisson"
+        See the module docstring.
+    budget : PrivacyBudget, optional
+        Charged before the data is read for training.
+    accountant : str, default="auto"
+    random_state : None, int, Generator or NoiseSource
+        All randomness (batch sizes, batches and noise) comes from it.
+    secure : bool, default=False
+        Draw from the operating system's CSPRNG (no seed allowed).
+
+    Returns
+    -------
+    FitResult
+        ``history`` holds the iterate at up to 100 evenly spaced steps, with
+        ``passes = steps * batch_size / n``. The realised Poisson batch sizes
+        are not returned: they are not covered by the guarantee.
+    """
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    step = check_positive("step", step)
+    clip = check_positive("clip", clip, allow_inf=True)
+    sampling = _check_sampling(sampling)
+    n, n_coords = problem.n_samples, problem.n_coords
+    batch_size = _check_batch_size(batch_size, n)
+    T = schedule(passes, n, batch_size)
+    penalty_arrays = _penalty_arrays(problem)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    clip = clip if private else math.inf
+    neighbouring = NEIGHBOURING[sampling]
+    template = PrivacyPlan((training_event(sampling, n, batch_size, T, clip),), neighbouring)
+    source = make_noise_source(random_state, secure=secure)
+    spent = spend(
+        template,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        budget=budget,
+        label=f"DP-SGD ({sampling}) on {problem!r}",
+        assumptions=(
+            *neighbouring_assumptions(neighbouring),
+            *_sampling_assumptions(sampling, n, batch_size),
+            HYPERPARAMETER_ASSUMPTION,
+        ),
+        secure=source.secure,
+    )
+    event = spent.plan.events[0]
+    multiplier = event.noise_multiplier if private else 0.0
+    sigma = multiplier * event.sensitivity if private else 0.0
+
+    theta = np.zeros(n_coords)
+    steps = _Steps(problem, theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
+    history = _train(steps, BatchSampler(n, batch_size, sampling), source, T, private)
+    return FitResult.from_theta(
+        problem,
+        theta,
+        history=history,
+        report=spent.report,
+        n_iter=T,
+        info={
+            "solver": "dp-sgd",
+            "sampling": sampling,
+            "batch_size": batch_size,
+            "sampling_rate": batch_size / n,
+            "steps": T,
+            "step_size": step,
+            "clip": clip,
+            "noise_multiplier": multiplier,
+            "noise_std": sigma,
+        },
+    )
