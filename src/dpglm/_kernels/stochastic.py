@@ -163,14 +163,37 @@ def sgd_steps_dense(
         intercept = theta[p] if fit_intercept else 0.0
         total = 0.0
         stop = pos + counts[t]
-        for k in range(pos, stop):
-            i = rows[k]
-            # Random rows are latency-bound: start loading the next one now (it may
-            # belong to the next step, whose rows are already known).
-            if k + 1 < rows.shape[0]:
-                following = X[rows[k + 1]]
+        # Four rows at a time: one load of theta serves four margins and one
+        # load-store of grad four rows (one row at a time: 1.5x slower).
+        quads = pos + 4 * ((stop - pos) // 4)
+        for k in range(pos, quads, 4):
+            # start loading the next four rows (they may belong to the next step,
+            # whose rows are already known): random rows are latency-bound
+            for a in range(k + 4, min(k + 8, rows.shape[0])):
+                following = X[rows[a]]
                 for q in range(0, p, _LINE):
                     prefetch(following, q)
+            i0, i1, i2, i3 = rows[k], rows[k + 1], rows[k + 2], rows[k + 3]
+            r0, r1, r2, r3 = X[i0], X[i1], X[i2], X[i3]
+            z0 = intercept
+            z1 = intercept
+            z2 = intercept
+            z3 = intercept
+            for j in range(p):
+                tj = theta[j]
+                z0 += r0[j] * tj
+                z1 += r1[j] * tj
+                z2 += r2[j] * tj
+                z3 += r3[j] * tj
+            c0 = _clip_coefficient(derivative_value(code, param, z0, y[i0]), row_norms[i0], clip)
+            c1 = _clip_coefficient(derivative_value(code, param, z1, y[i1]), row_norms[i1], clip)
+            c2 = _clip_coefficient(derivative_value(code, param, z2, y[i2]), row_norms[i2], clip)
+            c3 = _clip_coefficient(derivative_value(code, param, z3, y[i3]), row_norms[i3], clip)
+            total += (c0 + c1) + (c2 + c3)
+            for j in range(p):
+                grad[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j])
+        for k in range(quads, stop):
+            i = rows[k]
             row = X[i]
             z = intercept
             for j in range(p):
