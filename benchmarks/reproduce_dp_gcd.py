@@ -39,7 +39,7 @@ Usage::
 
     python benchmarks/reproduce_dp_gcd.py --datasets DIR [--methods dp-cd,dp-gcd-paper]
         [--problems square,california] [--quick]
-    python benchmarks/reproduce_dp_gcd.py --report     # figure + README table from the JSON
+    python benchmarks/reproduce_dp_gcd.py --report     # figure and README table from the JSON
 
 ``DIR`` holds ``california_housing_statlib_raw.csv.gz`` and ``madelon.csv.gz``
 (default: ``$DPGLM_DATASETS``). Results accumulate in
@@ -55,6 +55,7 @@ import math
 import os
 import platform
 import sys
+import textwrap
 import time
 import warnings
 from dataclasses import replace
@@ -75,6 +76,8 @@ from dpglm.solvers.reference import solve_reference
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "reproduce_dp_gcd.json"
 FIGURE = HERE / "results" / "reproduce_dp_gcd.png"
+README = HERE / "README.md"
+BEGIN, END = "<!-- reproduce_dp_gcd:begin -->", "<!-- reproduce_dp_gcd:end -->"
 
 EPSILON = 1.0
 RUNS = 5
@@ -304,8 +307,11 @@ def report(results, figure=FIGURE):
     import matplotlib.pyplot as plt
 
     names = [p for p in PROBLEMS if p in results["problems"]]
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
+    cols = min(3, len(names))
+    rows = (len(names) + 1 + cols - 1) // cols  # one panel more for the legend
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.7 * rows), squeeze=False)
+    panels = axes.ravel()
+    for ax, name in zip(panels, names, strict=False):
         entry = results["problems"][name]
         for method in METHODS:
             rows = entry["methods"].get(method)
@@ -316,10 +322,14 @@ def report(results, figure=FIGURE):
             ax.fill_between(x, [r["min"] for r in rows], [r["max"] for r in rows], alpha=0.2)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(f"{name}\n{entry['description']}", fontsize=8)
+        ax.set_title(f"{name}\n{textwrap.fill(entry['description'], 55)}", fontsize=8)
         ax.set_xlabel("passes over the data")
-    axes[0][0].set_ylabel("relative suboptimality (F - F*) / F*")
-    axes[0][-1].legend(fontsize=7)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("relative suboptimality (F - F*) / F*")
+    handles, labels = panels[0].get_legend_handles_labels()
+    for ax in panels[len(names) :]:
+        ax.axis("off")
+    panels[len(names)].legend(handles, labels, loc="center", fontsize=9)
     fig.suptitle(f"DP-GCD paper, section 5, at epsilon={EPSILON:g}, delta=1/n^2", fontsize=9)
     fig.tight_layout()
     fig.savefig(figure, dpi=120)
@@ -346,6 +356,16 @@ def report(results, figure=FIGURE):
     return table
 
 
+def update_readme(table):
+    """Replace the table between the markers of ``benchmarks/README.md``."""
+    text = README.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{README} has no {BEGIN} ... {END} section")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    README.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", type=Path, default=os.environ.get("DPGLM_DATASETS"))
@@ -356,7 +376,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     figure = FIGURE.with_name(FIGURE.stem + "_quick.png") if args.quick else FIGURE
     if args.report:
-        report(load_results(args.quick), figure)
+        table = report(load_results(args.quick), figure)
+        if not args.quick:
+            update_readme(table)
         return 0
     datasets = Path(args.datasets) if args.datasets else None
     results = load_results(args.quick)
