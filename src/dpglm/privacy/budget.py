@@ -386,6 +386,16 @@ class PrivacyBudget:
         """Whether the charges live in an SQLite ledger."""
         return isinstance(self._ledger, _SQLiteLedger)
 
+    @property
+    def ledger_path(self) -> Path | None:
+        """The SQLite ledger's path, None for an in-memory budget."""
+        return self._ledger.path if self.persistent else None
+
+    @property
+    def dataset(self) -> str | None:
+        """The dataset a persistent budget protects, None for an in-memory budget."""
+        return self._ledger.dataset if self.persistent else None
+
     # -- spending -----------------------------------------------------------------------
 
     def _composed_epsilon(self, charges, plan=None, neighbouring=None):
