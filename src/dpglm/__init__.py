@@ -23,6 +23,7 @@ _LAZY = {
     "DPLogisticRegression": "dpglm.estimators",
     "DPLinearSVC": "dpglm.estimators",
     "load": "dpglm.estimators",
+    "PrivateSearchCV": "dpglm.tuning",
 }
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "PrivacyError",
     "PrivacyLeakWarning",
     "PrivacyReport",
+    "PrivateSearchCV",
     "__version__",
     "load",
 ]

@@ -21,19 +21,25 @@ Solvers
 -------
 ``solver="auto"`` picks, before looking at the data beyond its shape:
 
-* ``"dp-sgd"`` for the hinge loss (not smooth: no coordinate-wise steps);
-* ``"dp-gcd"`` when the penalty has an L1 part or ``p >= n`` (greedy steps
-  find the few coordinates that matter, and each costs one selection);
-* ``"dp-cd"`` otherwise (smooth, low-dimensional problems).
+* ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or
+  ``p >= n`` (greedy steps find the few coordinates that matter, and each
+  costs one selection);
+* ``"dp-sgd"`` otherwise, the hinge loss included (not smooth: no
+  coordinate-wise steps).
 
-``benchmarks/bench_estimators.py`` measures how well the rule picks.
+``benchmarks/bench_estimators.py`` measures the rule: with default
+hyperparameters DP-SGD (Poisson sampling, amplified) is the most robust on
+problems with ``p < n``, while DP-CD needs its step and clipping tuned to
+the data's scale to catch up. ``solver="dp-cd"`` remains available.
 
 Feature scaling
 ---------------
 The coordinate solvers need coordinate-wise smoothness constants. Give
-``feature_bounds`` (public bounds on ``|X_ij|``) for a guarantee; with
-``smoothness="private"`` they are only rough bounds and the constants are
-estimated privately (charged); without bounds they come from the data, with a
+``feature_bounds`` (public bounds on ``|X_ij|``) for a guarantee: by default
+(``smoothness="auto"``) they serve as rough bounds and the constants are
+estimated privately, at 10 % of the budget (the report shows the part);
+``smoothness="bounds"`` uses the bounds alone (free, but loose bounds make
+small steps). Without bounds the constants come from the data, with a
 :class:`~dpglm.exceptions.PrivacyLeakWarning` that the report records. Never
 silent.
 
@@ -46,7 +52,7 @@ Examples
 >>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
 >>> model = DPLogisticRegression(epsilon=1.0, feature_bounds=1.0, random_state=0).fit(X, y)
 >>> model.score(X, y) > 0.9, model.solver_, round(model.privacy_report_.epsilon, 2)
-(True, 'dp-cd', 1.0)
+(True, 'dp-sgd', 1.0)
 """
 
 from __future__ import annotations
@@ -54,18 +60,34 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_is_fitted
 
 from dpglm.data import load as load_data
+from dpglm.data.frames import is_dataframe, is_series
 from dpglm.data.labels import BinaryLabels
+from dpglm.data.locations import preview
+from dpglm.exceptions import (
+    DataError,
+    EmptyDataError,
+    NonFiniteValueError,
+    NonNumericColumnError,
+    ShapeMismatchError,
+    TargetError,
+    UnreadableFileError,
+)
 from dpglm.penalties import L1, L2, ElasticNet, NoPenalty
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
 from dpglm.problem import Problem
+from dpglm.solvers.coordinates import check_positive
+from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
 SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd")
 #: work of a fit when ``passes`` is None: passes over the data for DP-CD and DP-SGD,
@@ -92,16 +114,20 @@ def choose_solver(problem) -> str:
     Examples
     --------
     >>> import numpy as np
+    >>> from dpglm.penalties import L1, L2
     >>> from dpglm.problem import Problem
-    >>> choose_solver(Problem(np.eye(3), np.ones(3), "squared", "l1"))
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (10, 3))
+    >>> choose_solver(Problem(X, X[:, 0], "squared", L1(0.1)))
     'dp-gcd'
+    >>> choose_solver(Problem(X, X[:, 0], "squared", L2(0.1)))
+    'dp-sgd'
     """
     if not math.isfinite(problem.datafit.curvature):
         return "dp-sgd"
     l1 = problem.penalty.prox_params(1)[0][0] if problem.penalty.separable else 0.0
     if l1 > 0 or problem.n_features >= problem.n_samples:
         return "dp-gcd"
-    return "dp-cd"
+    return "dp-sgd"
 
 
 def _check_epsilon(epsilon):
@@ -110,12 +136,17 @@ def _check_epsilon(epsilon):
     return float(epsilon)
 
 
-def _check_delta(delta, n):
+def _check_delta_value(delta):
     if delta is None:
-        return default_delta(n)
+        return None
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 <= delta < 1:
         raise ValueError(f"delta must be None or a number in [0, 1), got {delta!r}")
     return float(delta)
+
+
+def _check_delta(delta, n):
+    delta = _check_delta_value(delta)
+    return default_delta(n) if delta is None else delta
 
 
 def _check_alpha(alpha):
@@ -124,6 +155,168 @@ def _check_alpha(alpha):
     if math.isinf(alpha):
         raise ValueError("alpha must be finite, got inf")
     return float(alpha)
+
+
+def _check_passes(passes):
+    if passes is None:
+        return None
+    if isinstance(passes, bool) or not isinstance(passes, numbers.Real):
+        raise ValueError(f"passes must be None or a positive number, got {passes!r}")
+    return check_positive("passes", passes)
+
+
+def _smoothness_source(smoothness, feature_bounds):
+    """``"auto"``: the private estimate when bounds are given (they are rarely tight), else data.
+
+    Public bounds alone give ``M_j = curvature * B_j**2``, an upper bound that is
+    loose for sparse or skewed columns (steps too small by the column's
+    density); the estimate of the DP-CD paper costs a share of the budget and
+    recovers the actual constants.
+    """
+    if smoothness != "auto":
+        return smoothness
+    return "data" if feature_bounds is None else "private"
+
+
+def default_batch_size(n_samples: int) -> int:
+    """DP-SGD's expected batch size when ``batch_size=None``: ``min(256, max(1, n // 20))``.
+
+    Examples
+    --------
+    >>> default_batch_size(569), default_batch_size(100_000)
+    (28, 256)
+    """
+    return min(256, max(1, n_samples // 20))
+
+
+def _check_batch_size(batch_size):
+    if batch_size is None:
+        return None
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, numbers.Integral)
+        or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    return int(batch_size)
+
+
+# -- input checks that scikit-learn words in its own way -----------------------------------
+# The loader (dpglm.data.load) validates everything and names rows and columns; the
+# checks below come first for the few cases where scikit-learn's conventions fix the
+# wording (its estimator checks match on it), and keep the loader's details.
+
+
+def _check_features(X):
+    """``X`` as an array when it is array-like; raise on complex, 1-D or featureless input."""
+    if is_dataframe(X) or is_series(X):
+        return X
+    if sp.issparse(X):
+        array = X
+    else:
+        try:
+            array = np.asarray(X)
+        except (TypeError, ValueError):
+            return X  # ragged and the like: the loader says what is wrong
+    if array.dtype.kind == "c":
+        raise NonNumericColumnError(
+            f"Complex data not supported: X has dtype {array.dtype}; dpglm fits real features"
+        )
+    if array.ndim == 0:
+        raise ShapeMismatchError(
+            "Expected a 2-D array, got a scalar instead: X must have shape (n_samples, n_features)"
+        )
+    if array.ndim == 1:
+        raise ShapeMismatchError(
+            f"Expected a 2-D array, got a 1-D array of shape {array.shape} instead. Reshape "
+            "your data either using X.reshape(-1, 1) if your data has a single feature or "
+            "X.reshape(1, -1) if it contains a single sample."
+        )
+    if array.ndim == 2 and array.shape[0] > 0 and array.shape[1] == 0:
+        raise EmptyDataError(
+            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is "
+            "required."
+        )
+    return array
+
+
+def _check_target(y, name):
+    if y is None:
+        raise TargetError(f"{name} requires y to be passed, but the target y is None")
+    if is_series(y) or is_dataframe(y) or sp.issparse(y):
+        return y
+    try:
+        array = np.asarray(y)
+    except (TypeError, ValueError):
+        return y
+    if array.ndim == 2 and array.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        return array.ravel()
+    return array
+
+
+def _load(X, y, **kwargs):
+    """:func:`dpglm.data.load`, with scikit-learn's words for NaN and infinity added."""
+    try:
+        return load_data(X, y, **kwargs)
+    except NonFiniteValueError as err:
+        raise NonFiniteValueError(f"Input contains NaN or infinity: {err}") from err
+
+
+def _labels_error(name, y, err):
+    """A clearer error than the loader's when ``y`` does not hold exactly two labels."""
+    try:
+        values = np.asarray(y.to_numpy() if is_series(y) else y)
+        classes = np.unique(values)
+    except Exception:  # the loader's message stands
+        return err
+    if values.ndim != 1 or len(classes) == 2:
+        return err
+    if len(classes) < 2:
+        return TargetError(
+            f"{name} is a binary classifier, but y has only one class "
+            f"{preview(classes)}; it needs two"
+        )
+    if values.dtype.kind == "f" and not np.all(np.mod(classes, 1) == 0):
+        return TargetError(
+            f"Unknown label type: continuous. {name} is a binary classifier and y holds "
+            f"{len(classes)} distinct non-integer values {preview(classes)}; use a regressor "
+            "or encode two classes"
+        )
+    return TargetError(
+        f"Only binary classification is supported: {name} needs exactly two classes, y has "
+        f"{len(classes)}: {preview(classes)}"
+    )
+
+
+def _feature_names(X):
+    """The column names of a DataFrame when all are strings (as scikit-learn reads them)."""
+    columns = getattr(X, "columns", None) if is_dataframe(X) else None
+    if columns is None:
+        return None
+    kinds = {isinstance(c, str) for c in columns}
+    if kinds == {True}:
+        return np.asarray([str(c) for c in columns], dtype=object)
+    if kinds == {True, False}:
+        types = sorted({type(c).__name__ for c in columns})
+        raise TypeError(
+            "Feature names are only supported if all input features have string names, but "
+            f"X has {types} as column name types; convert them all to strings, e.g. "
+            "X.columns = X.columns.astype(str)"
+        )
+    return None
+
+
+def _n_columns(X):
+    if is_series(X):
+        return 1
+    shape = getattr(X, "shape", None)
+    return shape[1] if shape is not None and len(shape) == 2 else None
 
 
 class _DPLinearModel(BaseEstimator):
@@ -137,31 +330,75 @@ class _DPLinearModel(BaseEstimator):
     def _penalty(self):
         raise NotImplementedError
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_y": True}
+
     # -- fitting ------------------------------------------------------------------------
+
+    def _check_params(self):
+        """Validate the hyperparameters (before the data is read); return the parts of a fit."""
+        epsilon = _check_epsilon(self.epsilon)
+        delta = _check_delta_value(self.delta)
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.smoothness not in SMOOTHNESS_MODES:
+            raise ValueError(
+                f"smoothness must be one of {SMOOTHNESS_MODES}, got {self.smoothness!r}"
+            )
+        check_positive("clip", self.clip, allow_inf=True)
+        if self.step is not None:
+            check_positive("step", self.step)
+        _check_passes(self.passes)
+        _check_batch_size(self.batch_size)
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise ValueError(
+                f"solver_options must be None or a dict, got {type(self.solver_options)}"
+            )
+        return epsilon, delta, self._datafit(), self._penalty()
 
     def fit(self, X, y):
         """Fit the model privately; every call is charged to ``budget`` when given.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            A hyperparameter out of range (the message names it), or data that
+            :func:`dpglm.data.load` refuses (a :class:`~dpglm.exceptions.DataError`
+            naming the row or column); fewer than two samples; for classifiers,
+            a target without exactly two classes.
+        BudgetExceededError
+            ``budget`` cannot afford the fit; nothing was fitted or charged.
         """
-        epsilon = _check_epsilon(self.epsilon)
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        data = load_data(X, y, task=self._task)
-        self._set_input_features(X, data)
-        if self._task == "classification":
-            self.classes_ = np.asarray(data.labels.classes)
-            self._labels = data.labels
+        name = type(self).__name__
+        epsilon, delta, datafit, penalty = self._check_params()
+        X = _check_features(X)
+        y = _check_target(y, name)
+        feature_names = _feature_names(X)
+        try:
+            data = _load(X, y, task=self._task)
+        except TargetError as err:
+            if self._task != "classification":
+                raise
+            raise _labels_error(name, y, err) from err
         n = data.n_samples
-        delta = _check_delta(self.delta, n)
-        problem = Problem(data.X, data.y, self._datafit(), self._penalty(), self.fit_intercept)
+        if n < 2:
+            raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
+        delta = default_delta(n) if delta is None else delta
+        problem = Problem(data.X, data.y, datafit, penalty, self.fit_intercept)
         solver = choose_solver(problem) if self.solver == "auto" else self.solver
         if math.isinf(epsilon):
             theta, n_iter, report = self._fit_non_private(problem, delta)
@@ -169,7 +406,15 @@ class _DPLinearModel(BaseEstimator):
             result = self._fit_private(problem, solver, epsilon, delta)
             theta, n_iter, report = result.theta, result.n_iter, result.report
         coef, intercept = problem.split(theta)
-        self.coef_ = np.asarray(coef, dtype=float).copy()
+        # every learned attribute is set at once, after a fit that succeeded
+        if self._task == "classification":
+            self.classes_ = np.array(data.labels.classes)
+        self.n_features_in_ = data.n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.coef_ = np.array(coef, dtype=float)
         self.intercept_ = float(intercept)
         self.n_iter_ = int(n_iter)
         self.solver_ = "reference" if math.isinf(epsilon) else solver
@@ -194,9 +439,10 @@ class _DPLinearModel(BaseEstimator):
             common["step"] = self.step
         passes = DEFAULT_PASSES[solver] if self.passes is None else self.passes
         if solver == "dp-sgd":
-            common["batch_size"] = min(self.batch_size, problem.n_samples)
+            batch = self.batch_size or default_batch_size(problem.n_samples)
+            common["batch_size"] = min(batch, problem.n_samples)
             return dp_sgd(problem, passes=passes, **common, **options)
-        common["smoothness"] = self.smoothness
+        common["smoothness"] = _smoothness_source(self.smoothness, self.feature_bounds)
         common["feature_bounds"] = self.feature_bounds
         if solver == "dp-cd":
             return dp_cd(problem, passes=passes, **common, **options)
@@ -205,40 +451,72 @@ class _DPLinearModel(BaseEstimator):
     def _fit_non_private(self, problem, delta):
         from dpglm.solvers.reference import solve_reference
 
-        solution = solve_reference(problem)
+        relation = "replace_one"
+        if self.budget is not None and self.budget.charges:
+            relation = self.budget.charges[0].plan.neighbouring
         plan = PrivacyPlan(
-            (NonPrivateEvent(label=f"non-private optimum ({solution.method})"),),
-            "replace_one",
+            (NonPrivateEvent(label="non-private optimum (reference solver)"),), relation
         )
+        if self.budget is not None:
+            # a non-private release spends everything: only an infinite budget affords it
+            self.budget.charge(plan, label=f"{type(self).__name__} with epsilon=inf")
+        solution = solve_reference(problem)
         report = PrivacyReport.from_plan(
-            plan, delta, assumptions=("epsilon = inf: no privacy, the exact optimum",)
+            plan,
+            delta,
+            assumptions=(f"epsilon = inf: no privacy, the exact optimum ({solution.method})",),
         )
         return solution.theta, 0, report
-
-    def _set_input_features(self, X, data):
-        self.n_features_in_ = data.n_features
-        columns = getattr(X, "columns", None)
-        if columns is not None and all(isinstance(c, str) for c in columns):
-            self.feature_names_in_ = np.asarray(list(columns), dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
 
     # -- prediction ---------------------------------------------------------------------
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
-        data = load_data(X, np.zeros(_n_rows(X)), n_features=self.n_features_in_)
+        X = _check_features(X)
         self._check_feature_names(X)
+        width = _n_columns(X)
+        if width is not None and width != self.n_features_in_:
+            raise ShapeMismatchError(
+                f"X has {width} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        rows = len(X) if is_series(X) else getattr(X, "shape", (None,))[0]
+        data = _load(X, np.zeros(rows if rows is not None else 0), n_features=self.n_features_in_)
         return np.asarray(data.X @ self.coef_, dtype=float).ravel() + self.intercept_
 
     def _check_feature_names(self, X):
-        names = getattr(self, "feature_names_in_", None)
-        columns = getattr(X, "columns", None)
-        if names is not None and columns is not None and list(columns) != list(names):
-            raise ValueError(
-                "X has feature names that differ from those seen in fit: expected "
-                f"{list(names)}, got {list(columns)}"
+        """scikit-learn's rules: same names in the same order, a warning when either lacks them."""
+        fitted = getattr(self, "feature_names_in_", None)
+        names = _feature_names(X)
+        name = type(self).__name__
+        if fitted is None and names is None:
+            return
+        if fitted is None:
+            warnings.warn(
+                f"X has feature names, but {name} was fitted without feature names",
+                UserWarning,
+                stacklevel=4,
             )
+            return
+        if names is None:
+            warnings.warn(
+                f"X does not have valid feature names, but {name} was fitted with feature names",
+                UserWarning,
+                stacklevel=4,
+            )
+            return
+        if len(fitted) == len(names) and np.all(fitted == names):
+            return
+        message = "The feature names should match those that were passed during fit.\n"
+        unexpected = sorted(set(names) - set(fitted))
+        missing = sorted(set(fitted) - set(names))
+        if unexpected:
+            message += "Feature names unseen at fit time:\n" + _name_list(unexpected)
+        if missing:
+            message += "Feature names seen at fit time, yet now missing:\n" + _name_list(missing)
+        if not unexpected and not missing:
+            message += "Feature names must be in the same order as they were in fit.\n"
+        raise ValueError(message)
 
     # -- persistence --------------------------------------------------------------------
 
@@ -247,7 +525,14 @@ class _DPLinearModel(BaseEstimator):
 
         The file holds the class, the hyperparameters, the coefficients, the
         classes and the privacy report; a persistent budget is recorded by
-        its ledger path and dataset, an in-memory one as absent.
+        the absolute path of its ledger and its dataset, an in-memory one as
+        ``{"ledger": null}`` (it cannot outlive the process). A
+        ``random_state`` that is not an int or None (a Generator) is saved as
+        null. No pickle is involved.
+
+        Returns
+        -------
+        pathlib.Path
         """
         check_is_fitted(self, "coef_")
         params = self.get_params(deep=False)
@@ -256,7 +541,7 @@ class _DPLinearModel(BaseEstimator):
             "format": MODEL_FORMAT,
             "version": MODEL_FORMAT_VERSION,
             "estimator": type(self).__name__,
-            "params": _jsonable(params),
+            "params": _params_document(params),
             "budget": _budget_reference(budget),
             "coef": self.coef_.tolist(),
             "intercept": self.intercept_,
@@ -272,16 +557,18 @@ class _DPLinearModel(BaseEstimator):
             "solver": self.solver_,
             "n_iter": self.n_iter_,
             "delta": self.delta_,
-            "privacy_report": json.loads(self.privacy_report_.to_json()),
+            "privacy_report": self.privacy_report_.to_dict(),
         }
         path = Path(path)
-        path.write_text(json.dumps(document, indent=1) + "\n")
+        path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
         return path
 
 
-def _n_rows(X):
-    shape = getattr(X, "shape", None)
-    return shape[0] if shape is not None and len(shape) else len(X)
+def _name_list(names, limit=5):
+    lines = [f"- {n}\n" for n in names[:limit]]
+    if len(names) > limit:
+        lines.append("- ...\n")
+    return "".join(lines)
 
 
 def _jsonable(value):
@@ -292,17 +579,31 @@ def _jsonable(value):
     if isinstance(value, np.ndarray):
         return _jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return value.item()
+        return _jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
     return value
+
+
+def _params_document(params):
+    document = {}
+    for name, value in params.items():
+        if name == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
+            value = None  # a Generator's state is not saved
+        value = _jsonable(value)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"cannot save parameter {name}={value!r} as JSON ({err})") from err
+        document[name] = value
+    return document
 
 
 def _budget_reference(budget):
     if budget is None:
         return None
     if budget.persistent:
-        return {"ledger": str(budget.ledger_path), "dataset": budget.dataset}
+        return {"ledger": str(Path(budget.ledger_path).resolve()), "dataset": budget.dataset}
     return {"ledger": None}
 
 
@@ -315,6 +616,14 @@ class _Regressor(RegressorMixin, _DPLinearModel):
 class _Classifier(ClassifierMixin, _DPLinearModel):
     _task = "classification"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_y": True, "binary_only": True}
+
     def decision_function(self, X):
         """Signed margins ``X w + b``; positive means ``classes_[1]``."""
         return self._decision(X)
@@ -322,7 +631,7 @@ class _Classifier(ClassifierMixin, _DPLinearModel):
     def predict(self, X):
         """Predicted class labels."""
         margins = self.decision_function(X)
-        return self._labels.decode(np.where(margins > 0, 1.0, -1.0))
+        return BinaryLabels(self.classes_).decode(np.where(margins > 0, 1.0, -1.0))
 
 
 _COMMON_DOC = """
@@ -341,8 +650,9 @@ _COMMON_DOC = """
         None: ``DEFAULT_PASSES`` (20, 10 and 20 greedy steps).
     step : float, optional
         Step-size factor; solver default when None.
-    batch_size : int, default=256
-        Expected batch size of DP-SGD.
+    batch_size : int, optional
+        Expected batch size of DP-SGD; None: ``default_batch_size(n)``,
+        ``min(256, max(1, n // 20))``.
     feature_bounds : float or array-like, optional
         Public bounds on ``|X_ij|`` (coordinate solvers).
     smoothness : {"auto", "bounds", "private", "data"}, default="auto"
@@ -382,7 +692,7 @@ class DPLinearRegression(_Regressor):
     )
 
     def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
-                 passes=None, step=None, batch_size=256, feature_bounds=None,
+                 passes=None, step=None, batch_size=None, feature_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         _store_params(self, locals())
@@ -414,7 +724,7 @@ class DPRidge(_Regressor):
     )
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
-                 clip=1.0, passes=None, step=None, batch_size=256, feature_bounds=None,
+                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         _store_params(self, locals())
@@ -446,7 +756,7 @@ class DPLasso(_Regressor):
     )
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
-                 clip=1.0, passes=None, step=None, batch_size=256, feature_bounds=None,
+                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         _store_params(self, locals())
@@ -480,7 +790,7 @@ class DPElasticNet(_Regressor):
     )
 
     def __init__(self, alpha=1.0, l1_ratio=0.5, *, epsilon=1.0, delta=None, budget=None,
-                 solver="auto", clip=1.0, passes=None, step=None, batch_size=256,
+                 solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
                  feature_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, random_state=None):  # fmt: skip
         _store_params(self, locals())
@@ -533,7 +843,7 @@ class DPLogisticRegression(_Classifier):
     )
 
     def __init__(self, penalty="l2", alpha=1e-3, l1_ratio=0.5, *, epsilon=1.0, delta=None,
-                 budget=None, solver="auto", clip=1.0, passes=None, step=None, batch_size=256,
+                 budget=None, solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
                  feature_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, random_state=None):  # fmt: skip
         _store_params(self, locals())
@@ -584,7 +894,7 @@ class DPLinearSVC(_Classifier):
 
     def __init__(self, loss="squared_hinge", penalty="l2", alpha=1e-3, l1_ratio=0.5, *,
                  epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0, passes=None,
-                 step=None, batch_size=256, feature_bounds=None, smoothness="auto",
+                 step=None, batch_size=None, feature_bounds=None, smoothness="auto",
                  solver_options=None, fit_intercept=True, random_state=None):  # fmt: skip
         _store_params(self, locals())
 
@@ -615,11 +925,25 @@ def load_model(path):
 
     The format (``"format": "dpglm-model"``, ``"version": 1``) holds
     ``estimator`` (class name), ``params`` (hyperparameters; infinite values as
-    the strings ``"inf"``), ``budget`` (``null``, or the ledger path and
-    dataset of a persistent budget, reopened when the file exists),
-    ``coef``, ``intercept``, ``n_features_in``, ``feature_names_in``,
-    ``classes``, ``solver``, ``n_iter``, ``delta`` and ``privacy_report``
-    (:meth:`PrivacyReport.to_json`). No pickle is involved.
+    the strings ``"inf"``), ``budget`` (``null``; ``{"ledger": null}`` for an
+    in-memory budget, which is not restored; or the absolute ledger path and
+    the dataset of a persistent budget, reopened), ``coef``, ``intercept``,
+    ``n_features_in``, ``feature_names_in``, ``classes``, ``solver``,
+    ``n_iter``, ``delta`` and ``privacy_report``
+    (:meth:`PrivacyReport.to_dict`). No pickle is involved.
+
+    Raises
+    ------
+    UnreadableFileError
+        The file is missing, not JSON, not a dpglm model, of another format
+        version, names an unknown estimator or lacks a field.
+
+    Warns
+    -----
+    UserWarning
+        The model was fitted with a budget that cannot be restored (an
+        in-memory one, or a ledger file that no longer exists): the loaded
+        model has ``budget=None``, so refitting it is not charged.
 
     Examples
     --------
@@ -632,40 +956,62 @@ def load_model(path):
     >>> bool(np.array_equal(again.predict(X), model.predict(X)))
     True
     """
-    from dpglm.exceptions import UnreadableFileError
-
     path = Path(path)
+    where = repr(str(path))
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UnreadableFileError(f"cannot read a dpglm model from {str(path)!r}: {err}") from err
+        raise UnreadableFileError(f"cannot read a dpglm model from {where}: {err}") from err
     if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
-        raise UnreadableFileError(f"{str(path)!r} is not a dpglm model file (no format tag)")
-    if document.get("version") != MODEL_FORMAT_VERSION:
         raise UnreadableFileError(
-            f"{str(path)!r} has model format version {document.get('version')!r}; this dpglm "
-            f"reads version {MODEL_FORMAT_VERSION}"
+            f'{where} is not a dpglm model file (no "format": "{MODEL_FORMAT}" tag)'
+        )
+    version = document.get("version")
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+        raise UnreadableFileError(
+            f"{where} has model format version {version!r}; this dpglm reads version "
+            f"{MODEL_FORMAT_VERSION}"
+        )
+    cls = ESTIMATORS.get(document.get("estimator"))
+    if cls is None:
+        raise UnreadableFileError(
+            f"{where} names an unknown estimator {document.get('estimator')!r}; known: "
+            f"{sorted(ESTIMATORS)}"
         )
     try:
-        cls = ESTIMATORS[document["estimator"]]
-    except KeyError:
-        raise UnreadableFileError(
-            f"{str(path)!r} names an unknown estimator {document.get('estimator')!r}"
-        ) from None
+        model = _rebuild(cls, document)
+    except (KeyError, TypeError, ValueError) as err:
+        detail = f"missing field {err}" if isinstance(err, KeyError) else str(err)
+        raise UnreadableFileError(f"{where} is not a valid dpglm model file: {detail}") from err
+    model.budget = _reopen_budget(document.get("budget"), where)
+    return model
+
+
+def _rebuild(cls, document):
     params = _from_json_numbers(document["params"])
-    model = cls(**params, budget=_reopen_budget(document.get("budget")))
-    model.coef_ = np.asarray(document["coef"], dtype=float)
-    model.intercept_ = float(document["intercept"])
-    model.n_features_in_ = int(document["n_features_in"])
-    if document.get("feature_names_in") is not None:
-        model.feature_names_in_ = np.asarray(document["feature_names_in"], dtype=object)
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be an object, got {type(params).__name__}")
+    params.pop("budget", None)
+    model = cls(**params)
+    coef = np.asarray(document["coef"], dtype=float)
+    n_features = document["n_features_in"]
+    if type(n_features) is not int or coef.shape != (n_features,):
+        raise ValueError(f"coef has shape {coef.shape}, n_features_in is {n_features!r}")
+    model.coef_ = coef
+    model.intercept_ = float(_from_json_numbers(document["intercept"]))
+    model.n_features_in_ = n_features
+    names = document.get("feature_names_in")
+    if names is not None:
+        if len(names) != n_features or not all(isinstance(v, str) for v in names):
+            raise ValueError(f"feature_names_in must be {n_features} strings, got {names!r}")
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     if cls._task == "classification":
         model.classes_ = np.asarray(document["classes"])
-        model._labels = BinaryLabels(model.classes_)
-    model.solver_ = document["solver"]
+        BinaryLabels(model.classes_)  # two distinct classes in sorted order
+    model.solver_ = str(document["solver"])
     model.n_iter_ = int(document["n_iter"])
     model.delta_ = float(document["delta"])
-    model.privacy_report_ = PrivacyReport.from_json(json.dumps(document["privacy_report"]))
+    model.privacy_report_ = PrivacyReport.from_dict(document["privacy_report"])
     return model
 
 
@@ -674,17 +1020,32 @@ def _from_json_numbers(value):
         return {k: _from_json_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_json_numbers(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
         return float(value)
     return value
 
 
-def _reopen_budget(reference):
-    if not reference or not reference.get("ledger"):
+def _reopen_budget(reference, where):
+    if reference is None:
+        return None
+    ledger = reference.get("ledger") if isinstance(reference, dict) else None
+    if ledger is None:
+        warnings.warn(
+            f"the model in {where} was fitted with an in-memory PrivacyBudget, which is not "
+            "saved: the loaded model has budget=None, so refitting it is not charged to any "
+            "budget",
+            UserWarning,
+            stacklevel=3,
+        )
         return None
     from dpglm.privacy.budget import PrivacyBudget
 
-    ledger = Path(reference["ledger"])
-    if not ledger.exists():
+    if not Path(ledger).exists():
+        warnings.warn(
+            f"the budget ledger {ledger} of the model in {where} no longer exists: the "
+            "loaded model has budget=None, so refitting it is not charged to any budget",
+            UserWarning,
+            stacklevel=3,
+        )
         return None
     return PrivacyBudget.open(ledger, dataset=reference.get("dataset"))

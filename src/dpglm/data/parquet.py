@@ -57,22 +57,57 @@ def read_parquet(raw: bytes, path: str | os.PathLike[str], *, target: str | None
     >>> table.X.ravel(), table.y, table.feature_names
     (array([1.5, 2. ]), array(['no', 'yes'], dtype=object), ['a'])
     """
-    pa, pq = import_pyarrow()
+    pa, _ = import_pyarrow()
     shown = repr(os.fspath(path))
+    data = open_table(raw, shown)
+    header = list(data.column_names)
+    check_unique_names(header, shown)
+    t = find_target(header, target, shown)
+    features = feature_indices(len(header), t, shown)
+    names = [header[j] for j in features]
+    X = feature_matrix(data, features, names)
+    y, y_missing = _column_values(pa, data.column(t))
+    return Table(X, y, names, header[t], Path(path).name, plain_row, y_missing)
+
+
+def open_table(raw: bytes, shown: str) -> Any:
+    """The pyarrow table of Parquet content, without a pandas index column.
+
+    Examples
+    --------
+    >>> import io
+    >>> pa, pq = import_pyarrow()
+    >>> buffer = io.BytesIO()
+    >>> pq.write_table(pa.table({"a": [1.0]}), buffer)
+    >>> open_table(buffer.getvalue(), "'t.parquet'").column_names
+    ['a']
+    """
+    pa, pq = import_pyarrow()
     try:
         data = pq.read_table(pa.BufferReader(raw))
     except (pa.ArrowException, OSError, ValueError) as err:
         raise UnreadableFileError(
             f"cannot read {shown}: not a valid Parquet file ({err})"
         ) from err
-    data = data.drop_columns(_pandas_index_columns(data))
-    header = list(data.column_names)
-    check_unique_names(header, shown)
-    t = find_target(header, target, shown)
-    features = feature_indices(len(header), t, shown)
-    names = [header[j] for j in features]
-    X = np.empty((data.num_rows, len(features)), dtype=np.float64, order="F")
-    for k, j in enumerate(features):
+    return data.drop_columns(_pandas_index_columns(data))
+
+
+def feature_matrix(data: Any, columns: list[int], names: list[str]) -> np.ndarray:
+    """Columns ``columns`` of a pyarrow table as a float64 Fortran-order matrix.
+
+    ``names`` are the features' names, for errors that name the column and
+    row of a non-numeric or missing value.
+
+    Examples
+    --------
+    >>> pa, _ = import_pyarrow()
+    >>> feature_matrix(pa.table({"a": [1, 2], "b": [0.5, 1.5]}), [1, 0], ["b", "a"])
+    array([[0.5, 1. ],
+           [1.5, 2. ]])
+    """
+    pa, _ = import_pyarrow()
+    X = np.empty((data.num_rows, len(columns)), dtype=np.float64, order="F")
+    for k, j in enumerate(columns):
         values, missing = _column_values(pa, data.column(j))
         column = feature_column(names, k)
         if not _is_numeric(pa, data.column(j).type):
@@ -84,8 +119,7 @@ def read_parquet(raw: bytes, path: str | os.PathLike[str], *, target: str | None
                 dtype_name=str(data.column(j).type),
             )
         X[:, k] = to_float_column(values, column=column, describe_row=plain_row, missing=missing)
-    y, y_missing = _column_values(pa, data.column(t))
-    return Table(X, y, names, header[t], Path(path).name, plain_row, y_missing)
+    return X
 
 
 def _pandas_index_columns(data: Any) -> list[str]:

@@ -13,7 +13,10 @@ supports and refuses the others (:class:`~dpglm.exceptions.UnsupportedPlanError`
     Laplace, Poisson-subsampled Gaussian, and any pure-DP event through the
     binary randomized response that dominates every ``epsilon``-DP mechanism.
 ``"rdp"``
-    Renyi DP (dp-accounting), also for sampling without replacement and zCDP events.
+    Renyi DP (dp-accounting), also for sampling without replacement and zCDP
+    events; the only accountant of repeat-and-select hyperparameter searches
+    (:class:`~dpglm.privacy.events.RepeatAndSelectEvent`, Papernot and Steinke
+    2022), which every other accountant refuses.
 ``"zcdp"`` / ``"zcdp-bun-steinke"``
     Zero-concentrated DP: ``rho`` adds up (Gaussian ``1 / (2 z**2)``, pure
     ``epsilon``-DP ``epsilon**2 / 2``, Gumbel noisy max ``epsilon**2 / 8``) and is
@@ -51,7 +54,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
@@ -65,6 +68,7 @@ from dpglm.privacy.events import (
     NonPrivateEvent,
     PrivacyPlan,
     PureDPEvent,
+    RepeatAndSelectEvent,
     SampledGaussianEvent,
     ZCDPEvent,
     randomized_response_parameter,
@@ -89,10 +93,24 @@ def _check_delta(delta):
 
 
 def _active(plan):
-    """The events that cost anything; ``None`` if some event is not private at all."""
+    """The events that cost anything; ``None`` if some event is not private at all.
+
+    A repeat-and-select event is kept with the active part of its base plan,
+    dropped when that part is empty (repeating a free mechanism is free), and
+    makes the plan non-private when its base plan is.
+    """
     events = []
     for event in plan.events:
         if event.count == 0:
+            continue
+        if isinstance(event, RepeatAndSelectEvent):
+            inner = _active(event.inner)
+            if inner is None:
+                return None
+            if inner:
+                events.append(
+                    replace(event, inner=PrivacyPlan(tuple(inner), event.inner.neighbouring))
+                )
             continue
         if isinstance(event, NonPrivateEvent):
             return None
@@ -120,18 +138,29 @@ class Accountant:
 
     name = "accountant"
 
+    #: whether the accountant analyses :class:`RepeatAndSelectEvent` (only Renyi DP does)
+    repeat_and_select = False
+
     def supports(self, plan: PrivacyPlan) -> bool:
         """Whether this accountant has a valid analysis of ``plan``."""
         events = _active(plan)
-        return events is None or self._reason(events, plan) is None
+        return events is None or self._why_not(events, plan) is None
 
     def check(self, plan: PrivacyPlan) -> None:
         """Raise :class:`UnsupportedPlanError` if ``plan`` is not supported."""
         events = _active(plan)
         if events is not None:
-            reason = self._reason(events, plan)
+            reason = self._why_not(events, plan)
             if reason is not None:
                 raise UnsupportedPlanError(f"the {self.name!r} accountant {reason}")
+
+    def _why_not(self, events, plan):
+        if not self.repeat_and_select and any(isinstance(e, RepeatAndSelectEvent) for e in events):
+            return (
+                "has no analysis of repeat-and-select (Papernot and Steinke 2022); "
+                "only the 'rdp' accountant accounts it"
+            )
+        return self._reason(events, plan)
 
     def epsilon(self, plan: PrivacyPlan, delta: float) -> float:
         """Epsilon of ``plan`` at ``delta`` (``inf`` for a non-private plan)."""
@@ -279,6 +308,7 @@ class RDPAccountant(Accountant):
     """Renyi DP through dp-accounting, on its default grid of orders."""
 
     name = "rdp"
+    repeat_and_select = True
 
     def __init__(self, orders=None):
         self.orders = orders

@@ -85,6 +85,16 @@ class Event:
         """The same event with its noise multiplied by ``factor`` (fixed costs unchanged)."""
         return self
 
+    @property
+    def scalable(self) -> bool:
+        """Whether calibration can scale this event's noise."""
+        return False
+
+    @classmethod
+    def from_fields(cls, data: dict) -> Event:
+        """Build the event from the fields of :meth:`to_dict` (without ``kind``)."""
+        return cls(**data)
+
     def to_dict(self) -> dict:
         """JSON-ready description, with the event's ``kind``."""
         return {"kind": self.kind, **asdict(self)}
@@ -125,6 +135,10 @@ class _NoisyEvent(Event):
         if self.fixed:
             return self
         return replace(self, noise_multiplier=self.noise_multiplier * factor)
+
+    @property
+    def scalable(self) -> bool:
+        return not self.fixed
 
     def frozen(self):
         """The same event, excluded from further calibration."""
@@ -332,6 +346,121 @@ class NonPrivateEvent(Event):
         return dpa.NonPrivateDpEvent()
 
 
+@dataclass(frozen=True, kw_only=True)
+class RepeatAndSelectEvent(Event):
+    """Run a mechanism a random number of times and release only the best run.
+
+    The repeat-and-select algorithm of Papernot and Steinke (2022),
+    "Hyperparameter tuning with Renyi differential privacy": draw the number of
+    runs ``K`` from a distribution of mean ``mean``, run the base mechanism
+    (whose events are ``inner``) ``K`` times independently, and release the one
+    output that ranks best (e.g. the model with the highest noisy validation
+    score); ``K`` and the other outputs stay secret. The distribution of ``K``
+    is dp-accounting's:
+
+    * ``shape = inf``: Poisson of mean ``mean`` (``K = 0`` is possible, and then
+      nothing but that fact is released);
+    * ``0 <= shape < inf``: the truncated negative binomial of the paper's
+      Definition 1, ``P[K = k] ~ (1 - gamma)**k binom(k + shape - 1, k)`` on
+      ``k >= 1`` with ``gamma`` set by ``mean`` (``shape = 1``: geometric,
+      ``shape = 0``: logarithmic).
+
+    Only the Renyi DP accountant analyses it (Theorems 2 and 6 of the paper, as
+    implemented by dp-accounting's ``RepeatAndSelectDpEvent``); every other
+    accountant refuses a plan that holds one. ``count`` independent searches
+    compose as usual. :meth:`scaled` scales the noise of the inner plan.
+
+    Parameters
+    ----------
+    inner : PrivacyPlan or sequence of Event
+        The events of one run of the base mechanism; a sequence becomes a
+        replace-one plan. Its relation must be the enclosing plan's.
+    mean : float
+        Expected number of runs, at least 1 (finite).
+    shape : float, default=inf
+        ``inf`` (Poisson) or a number ``>= 0`` (truncated negative binomial).
+
+    Examples
+    --------
+    >>> base = PrivacyPlan([GaussianEvent(noise_multiplier=5.0, count=10)])
+    >>> search = RepeatAndSelectEvent(inner=base, mean=10.0)
+    >>> search.distribution, search.scaled(2.0).inner.events[0].noise_multiplier
+    ('poisson', 10.0)
+    >>> event_from_dict(search.to_dict()) == search
+    True
+    """
+
+    inner: PrivacyPlan
+    mean: float
+    shape: float = math.inf
+    part: str = "hyperparameter search"
+
+    kind = "repeat_and_select"
+
+    def __post_init__(self):
+        super().__post_init__()
+        inner = self.inner
+        if not isinstance(inner, PrivacyPlan):
+            try:
+                inner = PrivacyPlan(tuple(inner))
+            except TypeError:
+                raise PlanError(
+                    f"inner must be a PrivacyPlan or a sequence of events, got {inner!r}"
+                ) from None
+            object.__setattr__(self, "inner", inner)
+        mean, shape = _number_field("mean", self.mean), _number_field("shape", self.shape)
+        if not (math.isfinite(mean) and mean >= 1.0):
+            raise PlanError(f"mean must be a finite number >= 1, got {self.mean!r}")
+        if not shape >= 0.0:
+            raise PlanError(f"shape must be a number >= 0 (inf: Poisson), got {self.shape!r}")
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "shape", shape)
+
+    @property
+    def distribution(self) -> str:
+        """Name of the distribution of the number of runs."""
+        if math.isinf(self.shape):
+            return "poisson"
+        if self.shape == 0.0:
+            return "logarithmic"
+        if self.shape == 1.0:
+            return "geometric"
+        return "truncated negative binomial"
+
+    def scaled(self, factor):
+        return replace(self, inner=self.inner.scaled(factor))
+
+    @property
+    def scalable(self) -> bool:
+        return self.inner.scalable
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        data["inner"] = self.inner.to_dict()
+        return data
+
+    @classmethod
+    def from_fields(cls, data):
+        data = dict(data)
+        if isinstance(data.get("inner"), dict):
+            data["inner"] = PrivacyPlan.from_dict(data["inner"])
+        return cls(**data)
+
+    def _dp_event(self, dpa):
+        from dp_accounting import dp_event
+
+        return dp_event.RepeatAndSelectDpEvent(self.inner.to_dp_event(), self.mean, self.shape)
+
+
+def _number_field(name, value):
+    """A float field that JSON may have written as ``"inf"``."""
+    if isinstance(value, str) and value in ("inf", "Infinity"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PlanError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
 def _inverse(value: float) -> float:
     return math.inf if value == 0 else 1.0 / value
 
@@ -364,6 +493,7 @@ EVENT_TYPES = {
         PureDPEvent,
         ZCDPEvent,
         NonPrivateEvent,
+        RepeatAndSelectEvent,
     )
 }
 
@@ -388,7 +518,7 @@ def event_from_dict(data: dict) -> Event:
     unknown = set(data) - names
     if unknown:
         raise PlanError(f"unknown fields {sorted(unknown)} for a {kind!r} event")
-    return cls(**data)
+    return cls.from_fields(data)
 
 
 @dataclass(frozen=True)
@@ -423,6 +553,14 @@ class PrivacyPlan:
         for event in self.events:
             if not isinstance(event, Event):
                 raise PlanError(f"a plan holds Event objects, got {event!r}")
+            if (
+                isinstance(event, RepeatAndSelectEvent)
+                and event.inner.neighbouring != self.neighbouring
+            ):
+                raise PlanError(
+                    f"a repeat-and-select event of a {event.inner.neighbouring} base plan "
+                    f"cannot be part of a {self.neighbouring} plan"
+                )
             if isinstance(event, SampledGaussianEvent):
                 needed = "add_remove" if event.sampling == "poisson" else "replace_one"
                 if self.neighbouring != needed:
@@ -448,7 +586,7 @@ class PrivacyPlan:
     @property
     def scalable(self) -> bool:
         """Whether any event has a noise multiplier that calibration can scale."""
-        return any(isinstance(e, _NoisyEvent) and not e.fixed for e in self.events)
+        return any(e.scalable for e in self.events)
 
     @property
     def parts(self) -> dict:

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.privacy.accounting import account
-from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
+from dpglm.privacy.events import PrivacyPlan, RepeatAndSelectEvent, SampledGaussianEvent
 
 _RELATION_NAMES = {"replace_one": "replace-one", "add_remove": "add/remove"}
 
@@ -66,7 +66,10 @@ class MechanismRecord:
     noise_scale : float or None
         ``noise_multiplier * sensitivity`` (std for Gaussian, scale otherwise).
     details : dict
-        Kind-specific facts: noise distribution, sampling, per-use epsilon or rho.
+        Kind-specific facts: noise distribution, sampling, per-use epsilon or rho;
+        for a repeat-and-select search, the ``distribution``, ``mean`` and
+        ``shape`` of the number of runs and the ``inner`` mechanisms of one run
+        (as dictionaries of these same fields).
     """
 
     kind: str
@@ -95,6 +98,11 @@ class MechanismRecord:
             if event.sampling == "without_replacement":
                 details["batch_size"] = event.batch_size
                 details["dataset_size"] = event.dataset_size
+        if isinstance(event, RepeatAndSelectEvent):
+            details["distribution"] = event.distribution
+            details["mean"] = event.mean
+            details["shape"] = event.shape
+            details["inner"] = [asdict(cls.from_event(e)) for e in event.inner.events]
         return cls(
             kind=event.kind,
             label=event.label,
@@ -243,11 +251,7 @@ class PrivacyReport:
                     noise = f", noise multiplier {m.noise_multiplier:.4g}"
                 if m.noise_scale is not None:
                     noise += f" (scale {m.noise_scale:.4g}, sensitivity {m.sensitivity:.4g})"
-                extra = ", ".join(f"{k} {v}" for k, v in m.details.items() if k != "rho")
-                lines.append(
-                    f"  {m.count} x {m.kind}{' [' + m.label + ']' if m.label else ''}"
-                    f"{noise}{'; ' + extra if extra else ''}"
-                )
+                lines += _mechanism_lines(m, "  ")
         if self.assumptions:
             lines.append("assumptions:")
             lines += [f"  - {a}" for a in self.assumptions]
@@ -257,6 +261,26 @@ class PrivacyReport:
         if self.secure:
             lines.append("noise drawn from a cryptographically secure source")
         return "\n".join(lines)
+
+
+def _mechanism_lines(m, indent):
+    if isinstance(m, dict):
+        m = MechanismRecord(**m)
+    noise = ""
+    if m.noise_multiplier is not None:
+        noise = f", noise multiplier {m.noise_multiplier:.4g}"
+    if m.noise_scale is not None:
+        noise += f" (scale {m.noise_scale:.4g}, sensitivity {m.sensitivity:.4g})"
+    extra = ", ".join(f"{k} {v}" for k, v in m.details.items() if k not in ("rho", "inner"))
+    lines = [
+        f"{indent}{m.count} x {m.kind}{' [' + m.label + ']' if m.label else ''}"
+        f"{noise}{'; ' + extra if extra else ''}"
+    ]
+    if "inner" in m.details:
+        lines.append(f"{indent}  each run, of which only the best is released:")
+        for inner in m.details["inner"]:
+            lines += _mechanism_lines(inner, indent + "    ")
+    return lines
 
 
 def _encode(value):
@@ -278,7 +302,7 @@ def _number(value):
     return value
 
 
-_NUMERIC_DETAILS = ("epsilon", "rho", "sampling_rate")
+_NUMERIC_DETAILS = ("epsilon", "rho", "sampling_rate", "mean", "shape")
 
 
 def _decode(data):
@@ -287,17 +311,19 @@ def _decode(data):
         data[key] = _number(data[key])
     for key in ("parts", "epsilon_by_accountant"):
         data[key] = {k: _number(v) for k, v in data.get(key, {}).items()}
-    mechanisms = []
-    for m in data.get("mechanisms", ()):
-        m = dict(m)
-        for key in ("noise_multiplier", "sensitivity", "noise_scale"):
-            m[key] = None if m[key] is None else _number(m[key])
-        m["details"] = {
-            k: _number(v) if k in _NUMERIC_DETAILS else v for k, v in m["details"].items()
-        }
-        mechanisms.append(m)
-    data["mechanisms"] = mechanisms
+    data["mechanisms"] = [_decode_mechanism(m) for m in data.get("mechanisms", ())]
     return data
+
+
+def _decode_mechanism(m):
+    m = dict(m)
+    for key in ("noise_multiplier", "sensitivity", "noise_scale"):
+        m[key] = None if m[key] is None else _number(m[key])
+    details = {k: _number(v) if k in _NUMERIC_DETAILS else v for k, v in m["details"].items()}
+    if "inner" in details:
+        details["inner"] = [_decode_mechanism(inner) for inner in details["inner"]]
+    m["details"] = details
+    return m
 
 
 @contextlib.contextmanager

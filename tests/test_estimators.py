@@ -1,0 +1,735 @@
+"""The scikit-learn estimators: solver choice, privacy report, budget, labels, errors.
+
+scikit-learn's own conformance checks are in ``test_estimator_checks.py`` and
+saving / loading in ``test_persistence.py``.
+"""
+
+import copy
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import DataConversionWarning, NotFittedError
+from sklearn.linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.validation import check_is_fitted
+
+import dpglm
+from dpglm.estimators import (
+    DEFAULT_PASSES,
+    SOLVERS,
+    DPElasticNet,
+    DPLasso,
+    DPLinearRegression,
+    DPLinearSVC,
+    DPLogisticRegression,
+    DPRidge,
+    choose_solver,
+    default_delta,
+)
+from dpglm.exceptions import BudgetExceededError, DataError, PrivacyLeakWarning
+from dpglm.penalties import L1, L2
+from dpglm.penalties import ElasticNet as ElasticNetPenalty
+from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.report import PrivacyReport
+from dpglm.problem import Problem
+from dpglm.solvers.reference import solve_reference
+
+REGRESSORS = (DPLinearRegression, DPRidge, DPLasso, DPElasticNet)
+CLASSIFIERS = (DPLogisticRegression, DPLinearSVC)
+INF = math.inf
+
+
+def _regression(n=400, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    coef = np.linspace(1.0, -1.0, p)
+    return X, X @ coef + 0.3 + 0.1 * rng.standard_normal(n)
+
+
+def _classification(n=400, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    return X, (X[:, 0] - 0.5 * X[:, 1] > 0).astype(int)
+
+
+def _data(cls, **kwargs):
+    return _classification(**kwargs) if cls in CLASSIFIERS else _regression(**kwargs)
+
+
+def _quiet_fit(model, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return model.fit(X, y)
+
+
+# -- lazy top-level exports -------------------------------------------------------------
+
+
+def test_top_level_exports_are_the_estimators():
+    assert dpglm.DPRidge is DPRidge
+    assert dpglm.DPLinearSVC is DPLinearSVC
+    from dpglm.estimators import load_model
+
+    assert dpglm.load is load_model
+
+
+# -- solver="auto" ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "shape", "expected"),
+    [
+        (DPLinearSVC(loss="hinge"), (200, 3), "dp-sgd"),
+        (DPLinearSVC(loss="hinge", penalty="l1", alpha=0.01), (200, 3), "dp-sgd"),
+        (DPLasso(alpha=0.01), (200, 3), "dp-gcd"),
+        (DPElasticNet(alpha=0.01), (200, 3), "dp-gcd"),
+        (DPLogisticRegression(penalty="l1"), (200, 3), "dp-gcd"),
+        (DPLogisticRegression(penalty="elasticnet"), (200, 3), "dp-gcd"),
+        (DPRidge(alpha=0.01), (20, 30), "dp-gcd"),
+        (DPLinearRegression(), (20, 20), "dp-gcd"),
+        (DPRidge(alpha=0.01), (200, 3), "dp-sgd"),
+        (DPLinearRegression(), (200, 3), "dp-sgd"),
+        (DPElasticNet(alpha=0.01, l1_ratio=0.0), (200, 3), "dp-sgd"),
+        (DPLogisticRegression(), (200, 3), "dp-sgd"),
+        (DPLogisticRegression(penalty="none"), (200, 3), "dp-sgd"),
+        (DPLinearSVC(), (200, 3), "dp-sgd"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_auto_solver_follows_the_documented_rule(model, shape, expected):
+    X, y = _data(type(model), n=shape[0], p=shape[1])
+    model.set_params(feature_bounds=1.0, random_state=0, passes=2)
+    model.fit(X, y)
+    assert model.solver_ == expected
+
+
+def test_choose_solver_reads_only_loss_penalty_and_shape():
+    X, y = _regression(n=50, p=5)
+    assert choose_solver(Problem(X, y, "squared", "l2")) == "dp-sgd"
+    assert choose_solver(Problem(X, y, "squared", L1(0.1))) == "dp-gcd"
+    assert choose_solver(Problem(X, y, "squared", ElasticNetPenalty(0.1, 0.5))) == "dp-gcd"
+    assert choose_solver(Problem(X, y, "squared", L1(0.0))) == "dp-sgd"  # no L1 part
+    assert choose_solver(Problem(X[:5], y[:5], "squared", L2(0.1))) == "dp-gcd"  # p >= n
+    assert choose_solver(Problem(X, np.sign(y), "hinge", L1(0.1))) == "dp-sgd"
+
+
+@pytest.mark.parametrize("solver", ["dp-cd", "dp-gcd", "dp-sgd"])
+def test_explicit_solver_is_used(solver):
+    X, y = _regression(n=300)
+    model = DPRidge(alpha=0.01, solver=solver, feature_bounds=1.0, random_state=0, passes=2)
+    assert model.fit(X, y).solver_ == solver
+
+
+def test_hinge_loss_refuses_a_coordinate_solver():
+    X, y = _classification(n=100)
+    with pytest.raises(ValueError, match=r"(?i)smooth|hinge"):
+        DPLinearSVC(loss="hinge", solver="dp-cd", feature_bounds=1.0).fit(X, y)
+
+
+# -- feature scaling is never silent ----------------------------------------------------
+
+
+COORDINATE_MODELS = [
+    DPRidge(alpha=0.01, solver="dp-cd"),
+    DPLasso(alpha=0.01, solver="dp-gcd"),
+    DPLogisticRegression(solver="dp-cd"),
+    DPLinearSVC(solver="dp-gcd"),
+]
+
+
+@pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
+def test_no_feature_bounds_warns_and_the_report_records_it(model):
+    X, y = _data(type(model))
+    with pytest.warns(PrivacyLeakWarning, match="smoothness"):
+        model.set_params(random_state=0, passes=2).fit(X, y)
+    report = model.privacy_report_
+    assert report.warnings and "smoothness" in report.warnings[0]
+    assert report.guarantee is False
+    assert not report.non_private
+    assert "does NOT hold" in str(report)
+
+
+@pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
+def test_feature_bounds_give_a_guarantee_without_warning(model):
+    X, y = _data(type(model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model.set_params(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    report = model.privacy_report_
+    assert report.warnings == ()
+    assert report.guarantee is True
+    assert report.epsilon <= 1.0 + 1e-9
+    assert any("supplied by the user" in a for a in report.assumptions)
+
+
+def test_dp_sgd_needs_no_feature_bounds():
+    X, y = _classification()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = DPLinearSVC(loss="hinge", random_state=0).fit(X, y)
+    assert model.solver_ == "dp-sgd"
+    assert model.privacy_report_.guarantee
+
+
+@pytest.mark.parametrize("solver", ["dp-cd", "dp-gcd"])
+def test_private_smoothness_is_a_visible_charged_part(solver):
+    X, y = _regression()
+    model = DPRidge(alpha=0.01, solver=solver, smoothness="private", feature_bounds=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model.set_params(random_state=0, passes=2).fit(X, y)
+    report = model.privacy_report_
+    assert set(report.parts) == {"smoothness estimation", "training"}
+    assert 0 < report.parts["smoothness estimation"] < report.parts["training"]
+    assert report.epsilon <= 1.0 + 1e-9
+    assert report.guarantee
+    assert any(m.part == "smoothness estimation" for m in report.mechanisms)
+    assert "smoothness estimation" in str(report)
+
+
+def test_private_smoothness_without_bounds_is_refused():
+    X, y = _regression()
+    with pytest.raises(ValueError, match="feature_bounds"):
+        DPRidge(solver="dp-cd", smoothness="private").fit(X, y)
+
+
+# -- epsilon = inf: the non-private optimum -----------------------------------------------
+
+
+def _reference_theta(model, X, y):
+    problem = Problem(X, y, model._datafit(), model._penalty(), model.fit_intercept)
+    return solve_reference(problem).theta
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        DPLinearRegression(epsilon=INF),
+        DPRidge(alpha=0.1, epsilon=INF),
+        DPLasso(alpha=0.05, epsilon=INF),
+        DPElasticNet(alpha=0.05, l1_ratio=0.3, epsilon=INF),
+        DPRidge(alpha=0.1, epsilon=INF, fit_intercept=False),
+    ],
+    ids=repr,
+)
+def test_infinite_epsilon_regressors_match_the_reference_solver(model):
+    X, y = _regression(p=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no privacy-leak warning: nothing claims privacy
+        model.fit(X, y)
+    theta = _reference_theta(model, X, y)
+    fitted = np.append(model.coef_, model.intercept_) if model.fit_intercept else model.coef_
+    np.testing.assert_allclose(fitted, theta, rtol=1e-10, atol=1e-12)
+    assert model.solver_ == "reference"
+    assert model.n_iter_ == 0
+    report = model.privacy_report_
+    assert report.non_private is True
+    assert report.guarantee is False
+    assert math.isinf(report.epsilon)
+    assert str(report).startswith("NOT PRIVATE")
+
+
+def test_infinite_epsilon_matches_scikit_learn_on_the_same_objective():
+    X, y = _regression(n=300, p=4)
+    n = X.shape[0]
+    alpha = 0.1
+    pairs = [
+        (DPLinearRegression(epsilon=INF), LinearRegression()),
+        # ours: (1/2n)||Xw + b - y||^2 + alpha/2 ||w||^2; sklearn: ||Xw + b - y||^2 + a ||w||^2
+        (DPRidge(alpha=alpha, epsilon=INF), Ridge(alpha=n * alpha, solver="cholesky")),
+        (DPLasso(alpha=0.05, epsilon=INF), Lasso(alpha=0.05, tol=1e-12, max_iter=100_000)),
+        (
+            DPElasticNet(alpha=0.05, l1_ratio=0.3, epsilon=INF),
+            ElasticNet(alpha=0.05, l1_ratio=0.3, tol=1e-12, max_iter=100_000),
+        ),
+    ]
+    for ours, theirs in pairs:
+        ours.fit(X, y)
+        theirs.fit(X, y)
+        np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-7, err_msg=repr(ours))
+        assert ours.intercept_ == pytest.approx(theirs.intercept_, abs=1e-7)
+
+
+def test_infinite_epsilon_logistic_matches_scikit_learn():
+    X, y = _classification(n=300)
+    y_flip = y.copy()
+    y_flip[:30] = 1 - y_flip[:30]  # not separable: a finite optimum
+    n, alpha = X.shape[0], 0.01
+    ours = DPLogisticRegression(alpha=alpha, epsilon=INF).fit(X, y_flip)
+    # (1/n) sum log-loss + alpha/2 ||w||^2 = alpha (C sum log-loss + 1/2 ||w||^2), C = 1/(n alpha)
+    theirs = LogisticRegression(C=1.0 / (n * alpha), tol=1e-12, max_iter=10_000).fit(X, y_flip)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_.ravel(), atol=1e-5)
+    assert ours.intercept_ == pytest.approx(theirs.intercept_[0], abs=1e-5)
+    np.testing.assert_array_equal(ours.classes_, theirs.classes_)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("model", [DPLogisticRegression(epsilon=INF), DPLinearSVC(epsilon=INF)])
+def test_infinite_epsilon_classifiers_match_the_reference_solver(model):
+    X, y = _classification(n=200)
+    y[:20] = 1 - y[:20]
+    model.fit(X, y)
+    problem = Problem(X, np.where(y == 1, 1.0, -1.0), model._datafit(), model._penalty(), True)
+    theta = solve_reference(problem).theta
+    np.testing.assert_allclose(np.append(model.coef_, model.intercept_), theta, rtol=1e-10)
+    assert model.privacy_report_.non_private
+
+
+def test_infinite_epsilon_is_charged_to_the_budget():
+    X, y = _regression(n=100)
+    finite = PrivacyBudget(10.0, 1e-5)
+    with pytest.raises(BudgetExceededError):
+        DPRidge(epsilon=INF, budget=finite).fit(X, y)
+    assert finite.charges == ()
+    unlimited = PrivacyBudget(INF, 1e-5)
+    DPRidge(epsilon=INF, budget=unlimited).fit(X, y)
+    assert len(unlimited.charges) == 1
+    assert math.isinf(unlimited.spent())
+
+
+# -- learned attributes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", REGRESSORS + CLASSIFIERS)
+def test_learned_attributes(cls):
+    X, y = _data(cls)
+    model = cls(feature_bounds=1.0, random_state=0, passes=2)
+    if "alpha" in model.get_params() and cls in REGRESSORS:
+        model.set_params(alpha=0.01)
+    for attribute in ("coef_", "intercept_", "n_iter_", "privacy_report_", "solver_"):
+        assert not hasattr(model, attribute)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    model.fit(X, y)
+    assert model.coef_.shape == (3,) and model.coef_.dtype == np.float64
+    assert isinstance(model.intercept_, float)
+    assert isinstance(model.n_iter_, int) and model.n_iter_ >= 1
+    assert isinstance(model.privacy_report_, PrivacyReport)
+    assert model.solver_ in SOLVERS[1:]
+    assert model.delta_ == default_delta(len(y))
+    assert model.n_features_in_ == 3
+    assert not hasattr(model, "feature_names_in_")
+    if cls in CLASSIFIERS:
+        np.testing.assert_array_equal(model.classes_, [0, 1])
+    else:
+        assert not hasattr(model, "classes_")
+
+
+def test_n_iter_counts_the_planned_updates():
+    X, y = _regression(n=300, p=3)
+    model = DPRidge(alpha=0.01, solver="dp-cd", feature_bounds=1.0, random_state=0).fit(X, y)
+    assert model.n_iter_ == DEFAULT_PASSES["dp-cd"] * 4  # passes x (3 coefficients + intercept)
+    greedy = DPLasso(alpha=0.01, solver="dp-gcd", feature_bounds=1.0, random_state=0, passes=7)
+    greedy.fit(X, y)
+    assert greedy.n_iter_ == 7
+
+
+def test_without_intercept():
+    X, y = _regression()
+    model = DPRidge(alpha=0.01, fit_intercept=False, feature_bounds=1.0, random_state=0)
+    model.fit(X, y)
+    assert model.intercept_ == 0.0
+    np.testing.assert_allclose(model.predict(X), X @ model.coef_, rtol=1e-12)
+
+
+def test_fits_are_reproducible_with_a_seed_and_differ_without():
+    X, y = _regression()
+    a = DPRidge(alpha=0.01, feature_bounds=1.0, random_state=3).fit(X, y)
+    b = DPRidge(alpha=0.01, feature_bounds=1.0, random_state=3).fit(X, y)
+    c = DPRidge(alpha=0.01, feature_bounds=1.0, random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_private_fit_is_accurate_enough():
+    X, y = _regression(n=5000, p=3)
+    model = DPRidge(alpha=1e-4, solver="dp-cd", feature_bounds=1.0, clip=2.0, random_state=0)
+    assert model.fit(X, y).score(X, y) > 0.9
+    np.testing.assert_allclose(model.coef_, [1.0, 0.0, -1.0], atol=0.15)
+
+
+# -- delta ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [100, 250])
+def test_default_delta_is_one_over_n_squared(n):
+    X, y = _regression(n=n)
+    model = DPRidge(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    assert model.delta_ == 1.0 / n**2 == default_delta(n)
+    assert model.privacy_report_.delta == model.delta_
+
+
+def test_given_delta_is_used():
+    X, y = _regression()
+    model = DPRidge(delta=1e-7, feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    assert model.delta_ == 1e-7 == model.privacy_report_.delta
+    sgd = DPLinearSVC(loss="hinge", delta=1e-8, random_state=0).fit(*_classification())
+    assert sgd.delta_ == 1e-8 == sgd.privacy_report_.delta
+
+
+# -- the shared budget -------------------------------------------------------------------
+
+
+def test_budget_survives_clone_copy_and_get_params():
+    budget = PrivacyBudget(5.0, 1e-5)
+    model = DPRidge(budget=budget)
+    assert clone(model).budget is budget
+    assert copy.deepcopy(model).budget is budget
+    assert model.get_params()["budget"] is budget
+
+
+def test_each_fit_charges_the_budget_once():
+    X, y = _regression()
+    budget = PrivacyBudget(10.0, default_delta(len(y)))  # the fit's delta: same epsilon
+    model = DPRidge(epsilon=0.5, budget=budget, feature_bounds=1.0, random_state=0, passes=2)
+    model.fit(X, y)
+    assert len(budget.charges) == 1
+    assert budget.spent() == pytest.approx(model.privacy_report_.epsilon, rel=1e-3)
+    clone(model).fit(X, y)
+    assert len(budget.charges) == 2
+
+
+def _grid_search(budget, **kwargs):
+    model = DPRidge(epsilon=0.5, budget=budget, feature_bounds=1.0, random_state=0, passes=2)
+    grid = {"alpha": [1e-3, 1e-2, 1e-1, 1.0, 10.0]}
+    return GridSearchCV(model, grid, cv=2, **kwargs)
+
+
+def test_grid_search_charges_once_per_fit():
+    budget = PrivacyBudget(100.0, 1e-5)
+    X, y = _regression()
+    search = _grid_search(budget).fit(X, y)
+    assert len(budget.charges) == 5 * 2 + 1  # 5 candidates x 2 folds + the refit
+    assert search.best_estimator_.budget is budget
+    assert np.isfinite(search.best_score_)
+
+
+@pytest.mark.parametrize("error_score", [np.nan, "raise"])
+def test_grid_search_stops_when_the_budget_runs_out(error_score):
+    budget = PrivacyBudget(1.0, 1e-5)  # affords 3 fits at epsilon 0.5, not 11
+    X, y = _regression()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FitFailedWarning with error_score=nan
+        with pytest.raises(BudgetExceededError, match="over the budget"):
+            _grid_search(budget, error_score=error_score).fit(X, y)
+    assert 0 < len(budget.charges) < 11
+    assert budget.spent() <= 1.0
+
+
+def test_failed_fit_changes_nothing():
+    X, y = _regression()
+    budget = PrivacyBudget(0.5, 1e-5)
+    model = DPRidge(epsilon=1.0, budget=budget, feature_bounds=1.0)
+    with pytest.raises(BudgetExceededError):
+        model.fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    assert budget.charges == ()
+    # a fitted model keeps its fit when a later fit is refused
+    model.set_params(epsilon=0.3, random_state=0)
+    model.fit(X, y)
+    coef = model.coef_.copy()
+    model.set_params(epsilon=0.5)
+    with pytest.raises(BudgetExceededError):
+        model.fit(X[:, :2], y)
+    np.testing.assert_array_equal(model.coef_, coef)
+    assert model.n_features_in_ == 3
+
+
+def test_pickle_keeps_the_budget_object():
+    budget = PrivacyBudget(5.0, 1e-5)
+    X, y = _classification()
+    model = DPLogisticRegression(budget=budget, feature_bounds=1.0, random_state=0).fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    assert again.budget is budget
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    again.fit(X, y)
+    assert len(budget.charges) == 2
+
+
+# -- prediction and labels -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("negative", "positive"),
+    [("no", "yes"), (False, True), (0, 1), (-1, 1), (0.0, 1.0), ("b", "a"), (3, 7)],
+)
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_label_decoding(cls, negative, positive):
+    X, codes = _classification()
+    y = np.where(codes == 1, positive, negative)
+    model = cls(epsilon=5.0, feature_bounds=1.0, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, np.unique(y))
+    assert model.classes_.dtype == y.dtype
+    predicted = model.predict(X)
+    assert predicted.shape == (len(y),) and predicted.dtype == y.dtype
+    assert set(predicted.tolist()) <= set(y.tolist())
+    assert model.score(X, y) > 0.9
+    margins = model.decision_function(X)
+    assert margins.shape == (len(y),)
+    np.testing.assert_array_equal(predicted, model.classes_[(margins > 0).astype(int)])
+
+
+def test_labels_given_as_a_list_and_a_pandas_series():
+    pd = pytest.importorskip("pandas")
+    X, codes = _classification()
+    labels = ["spam" if c else "ham" for c in codes]
+    a = DPLogisticRegression(feature_bounds=1.0, random_state=0).fit(X, labels)
+    b = DPLogisticRegression(feature_bounds=1.0, random_state=0).fit(X, pd.Series(labels))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.classes_.tolist() == ["ham", "spam"]
+
+
+def test_predict_proba():
+    X, y = _classification()
+    model = DPLogisticRegression(epsilon=2.0, feature_bounds=1.0, random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(y), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert ((proba >= 0) & (proba <= 1)).all()
+    margins = model.decision_function(X)
+    np.testing.assert_allclose(proba[:, 1], 1.0 / (1.0 + np.exp(-margins)), rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    np.testing.assert_allclose(model.predict_log_proba(X), np.log(proba), atol=1e-12)
+    # extreme margins: no overflow, no log(0)
+    big = DPLogisticRegression(epsilon=INF, alpha=0.0)
+    big.fit(X, y)  # separable: large coefficients
+    assert np.isfinite(big.predict_log_proba(X * 1e6)).all()
+    assert not hasattr(DPLinearSVC(), "predict_proba")
+
+
+@pytest.mark.parametrize("cls", REGRESSORS)
+def test_regressor_predictions_and_score(cls):
+    X, y = _regression(n=2000)
+    model = cls(epsilon=2.0, feature_bounds=1.0, clip=2.0, random_state=0)
+    if cls is not DPLinearRegression:
+        model.set_params(alpha=1e-3)
+    model.fit(X, y)
+    predicted = model.predict(X)
+    assert predicted.shape == (len(y),) and predicted.dtype == np.float64
+    np.testing.assert_allclose(predicted, X @ model.coef_ + model.intercept_)
+    assert model.score(X, y) > 0.8
+    assert not hasattr(model, "decision_function")
+
+
+def test_single_sample_prediction():
+    X, y = _classification()
+    model = DPLinearSVC(feature_bounds=1.0, random_state=0).fit(X, y)
+    assert model.predict(X[:1]).shape == (1,)
+    assert model.predict(X[:1].tolist()).shape == (1,)
+
+
+def test_sparse_input_fits_the_same_model_as_dense():
+    X, y = _regression()
+    X[np.abs(X) < 0.5] = 0.0
+    model = DPRidge(alpha=0.01, solver="dp-cd", feature_bounds=1.0, random_state=0)
+    dense = clone(model).fit(X, y)
+    for container in (sp.csr_matrix, sp.csc_matrix, sp.csr_array):
+        sparse = clone(model).fit(container(X), y)
+        np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(sparse.predict(container(X)), dense.predict(X), atol=1e-10)
+
+
+# -- classifiers are binary -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_three_classes_are_refused(cls):
+    X, _ = _classification(n=90)
+    y = np.repeat([0, 1, 2], 30)
+    with pytest.raises(ValueError, match=r"Only binary classification is supported.*3"):
+        cls(feature_bounds=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="one class"):
+        cls(feature_bounds=1.0).fit(X, np.ones(90))
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        cls(feature_bounds=1.0).fit(X, X[:, 0])
+
+
+def test_tags():
+    from sklearn.utils import get_tags
+
+    for cls in CLASSIFIERS:
+        tags = get_tags(cls())
+        assert tags.classifier_tags.multi_class is False
+        assert tags.input_tags.sparse is True
+    for cls in REGRESSORS:
+        assert get_tags(cls()).input_tags.sparse is True
+
+
+# -- input validation ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("cls", [DPRidge, DPLogisticRegression])
+def test_non_finite_input_is_a_value_error(cls, bad):
+    X, y = _data(cls, n=50)
+    X_bad = X.copy()
+    X_bad[7, 1] = bad
+    with pytest.raises(ValueError, match=r"(NaN|inf).*row 7"):
+        cls(feature_bounds=1.0).fit(X_bad, y)
+    model = cls(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"(NaN|inf).*row 7"):
+        model.predict(X_bad)
+    y_bad = y.astype(float)
+    y_bad[3] = bad
+    with pytest.raises(DataError, match="row 3"):
+        cls(feature_bounds=1.0).fit(X, y_bad)
+
+
+def test_wrong_number_of_features_at_predict():
+    X, y = _classification()
+    model = DPLogisticRegression(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    message = "X has 2 features, but DPLogisticRegression is expecting 3 features as input"
+    for method in (model.predict, model.decision_function, model.predict_proba):
+        with pytest.raises(ValueError, match=message):
+            method(X[:, :2])
+    with pytest.raises(ValueError, match=message):
+        model.score(X[:, :2], y)
+    with pytest.raises(ValueError, match="Reshape your data"):
+        model.predict(X[0])
+
+
+def test_shape_errors_at_fit():
+    X, y = _regression(n=20)
+    with pytest.raises(ValueError, match=r"(?i)length|rows|match"):
+        DPRidge().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="Reshape your data"):
+        DPRidge().fit(X[:, 0], y)
+    with pytest.raises(ValueError, match=r"0 feature\(s\)"):
+        DPRidge().fit(X[:, :0], y)
+    with pytest.raises(ValueError, match="requires y"):
+        DPRidge().fit(X, None)
+    with pytest.raises(ValueError, match="n_samples=1"):
+        DPRidge(feature_bounds=1.0).fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        DPRidge().fit(X + 1j, y)
+
+
+def test_column_vector_y_warns_and_is_raveled():
+    X, y = _regression()
+    flat = DPRidge(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        column = DPRidge(feature_bounds=1.0, random_state=0, passes=2).fit(X, y[:, None])
+    np.testing.assert_array_equal(flat.coef_, column.coef_)
+
+
+@pytest.mark.parametrize("cls", [DPRidge, DPLogisticRegression, DPLinearSVC])
+def test_inputs_are_not_modified(cls):
+    X, y = _data(cls)
+    X = np.asfortranarray(X)
+    for features in (X, np.ascontiguousarray(X), sp.csr_matrix(X)):
+        before = features.copy()
+        y_before = y.copy()
+        model = cls(feature_bounds=1.0, random_state=0, passes=2).fit(features, y)
+        model.predict(features)
+        model.score(features, y)
+        if sp.issparse(features):
+            assert (features != before).nnz == 0
+        else:
+            np.testing.assert_array_equal(features, before)
+        np.testing.assert_array_equal(y, y_before)
+
+
+def test_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _regression()
+    frame = pd.DataFrame(X, columns=["age", "income", "height"])
+    model = DPRidge(feature_bounds=1.0, random_state=0, passes=2).fit(frame, y)
+    assert model.feature_names_in_.dtype == object
+    assert model.feature_names_in_.tolist() == ["age", "income", "height"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        by_frame = model.predict(frame)
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        np.testing.assert_array_equal(by_frame, model.predict(X))
+    with pytest.raises(ValueError, match="must be in the same order"):
+        model.predict(frame[["income", "age", "height"]])
+    with pytest.raises(ValueError, match="unseen at fit time:\n- weight"):
+        model.predict(frame.rename(columns={"height": "weight"}))
+    # refitting without names forgets them, and then names at predict time warn
+    model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but DPRidge was fitted without"):
+        model.predict(frame)
+    # non-string column names are not feature names; mixed ones are refused
+    numbered = DPRidge(feature_bounds=1.0, random_state=0, passes=2).fit(pd.DataFrame(X), y)
+    assert not hasattr(numbered, "feature_names_in_")
+    with pytest.raises(TypeError, match="string names"):
+        DPRidge().fit(pd.DataFrame(X, columns=["a", 1, "c"]), y)
+
+
+# -- hyperparameters --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "params", "match"),
+    [
+        (DPRidge, {"epsilon": 0}, "epsilon"),
+        (DPRidge, {"epsilon": -1.0}, "epsilon"),
+        (DPRidge, {"epsilon": "1"}, "epsilon"),
+        (DPRidge, {"epsilon": np.nan}, "epsilon"),
+        (DPRidge, {"delta": 1.0}, "delta"),
+        (DPRidge, {"delta": -1e-6}, "delta"),
+        (DPRidge, {"delta": "small"}, "delta"),
+        (DPRidge, {"solver": "newton"}, "solver"),
+        (DPRidge, {"alpha": -0.1}, "alpha"),
+        (DPRidge, {"alpha": np.inf}, "alpha"),
+        (DPLasso, {"alpha": -1}, "alpha"),
+        (DPElasticNet, {"alpha": -1}, "alpha"),
+        (DPElasticNet, {"l1_ratio": 1.5}, "l1_ratio"),
+        (DPLogisticRegression, {"alpha": -1}, "alpha"),
+        (DPLogisticRegression, {"penalty": "l3"}, "penalty"),
+        (DPLinearSVC, {"penalty": "ridge"}, "penalty"),
+        (DPLinearSVC, {"loss": "log"}, "loss"),
+        (DPRidge, {"clip": 0.0}, "clip"),
+        (DPRidge, {"step": -1.0}, "step"),
+        (DPRidge, {"passes": 0}, "passes"),
+        (DPRidge, {"batch_size": 0}, "batch_size"),
+        (DPRidge, {"batch_size": 2.5}, "batch_size"),
+        (DPRidge, {"smoothness": "guess"}, "smoothness"),
+        (DPRidge, {"solver_options": 3}, "solver_options"),
+    ],
+)
+def test_bad_hyperparameters_name_the_parameter(cls, params, match):
+    X, y = _data(cls, n=30)
+    X[0, 0] = np.nan  # the parameter is checked before the data is read
+    budget = PrivacyBudget(10.0, 1e-5)
+    with pytest.raises(ValueError, match=match):
+        cls(budget=budget, **params).fit(X, y)
+    assert budget.charges == ()
+
+
+def test_unknown_solver_option_is_refused():
+    X, y = _regression(n=50)
+    with pytest.raises(TypeError, match="no_such_option"):
+        DPRidge(feature_bounds=1.0, solver_options={"no_such_option": 1}).fit(X, y)
+
+
+def test_solver_options_reach_the_solver():
+    X, y = _regression()
+    a = DPRidge(solver="dp-cd", feature_bounds=1.0, random_state=0, passes=2)
+    b = clone(a).set_params(solver_options={"averaging": False})
+    assert not np.array_equal(a.fit(X, y).coef_, b.fit(X, y).coef_)
+
+
+@pytest.mark.parametrize("solver", ["dp-cd", "dp-gcd"])
+def test_auto_smoothness_with_bounds_is_estimated_privately(solver):
+    X, y = _regression()
+    model = DPRidge(solver=solver, feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    report = model.privacy_report_
+    assert "smoothness estimation" in report.parts
+    assert report.guarantee and report.epsilon <= 1.0
+
+
+def test_bounds_smoothness_spends_nothing_on_estimation():
+    X, y = _regression()
+    model = DPRidge(
+        solver="dp-cd", feature_bounds=1.0, smoothness="bounds", random_state=0, passes=2
+    ).fit(X, y)
+    assert list(model.privacy_report_.parts) == ["training"]

@@ -1,0 +1,498 @@
+"""PrivateSearchCV: one charge for the whole search, selection, reproducibility, errors."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, ParameterGrid
+
+from dpglm.estimators import DPLinearSVC, DPLogisticRegression, DPRidge
+from dpglm.exceptions import BudgetExceededError, PlanError, PrivacyError, PrivacyLeakWarning
+from dpglm.privacy.accounting import account
+from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.events import GaussianEvent, PrivacyPlan, RepeatAndSelectEvent
+from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.privacy.report import PrivacyReport
+from dpglm.tuning import (
+    PrivateSearchCV,
+    _PlanGuard,
+    draw_repetitions,
+    repetitions_gamma,
+    repetitions_mean,
+)
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(-1, 1, (3000, 3))
+Y_CLASS = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
+Y_REG = X @ np.array([1.0, -0.5, 0.0]) + 0.05 * RNG.standard_normal(3000)
+
+#: l1 at alpha = 1 zeroes every coefficient: a constant classifier, accuracy about 0.5
+CLASSIFIER_GRID = {"alpha": [1e-4, 1.0]}
+#: ridge at alpha = 100 shrinks the coefficients to almost 0: squared error about 0.4
+REGRESSOR_GRID = {"alpha": [1e-3, 100.0]}
+
+
+def classifier_search(**kwargs):
+    # shape 1 (geometric): at least one run
+    options = {
+        "epsilon": 1.0,
+        "delta": 1e-6,
+        "mean_repetitions": 4.0,
+        "shape": 1.0,
+        "random_state": 0,
+    }
+    options.update(kwargs)
+    model = DPLogisticRegression(
+        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds"
+    )
+    return PrivateSearchCV(model, CLASSIFIER_GRID, **options)
+
+
+def regressor_search(**kwargs):
+    options = {
+        "epsilon": 1.0,
+        "delta": 1e-6,
+        "mean_repetitions": 4.0,
+        "shape": 1.0,
+        "error_bound": 4.0,
+        "random_state": 0,
+    }
+    options.update(kwargs)
+    model = DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0)
+    return PrivateSearchCV(model, REGRESSOR_GRID, **options)
+
+
+# -- accounting --------------------------------------------------------------------------
+
+
+def test_the_whole_search_is_charged_once_and_meets_the_target():
+    budget = PrivacyBudget(3.0, 1e-6)
+    search = classifier_search(budget=budget, epsilon=1.0).fit(X, Y_CLASS)
+    (charge,) = budget.charges
+    assert 1.0 * (1 - 1e-3) <= charge.epsilon_after <= 1.0
+    (event,) = charge.plan.events
+    assert isinstance(event, RepeatAndSelectEvent)
+    assert event.mean == 4.0 and event.shape == 1.0
+    report = search.privacy_report_
+    assert report.epsilon == pytest.approx(charge.epsilon_after, rel=1e-12)
+    assert report.accountant == "rdp" and report.guarantee
+    # one run: the fit's plan at fit_epsilon_ and a Laplace score at score_epsilon_
+    fit_events = event.inner.events[:-1]
+    score = event.inner.events[-1]
+    fit_plan = PrivacyPlan(fit_events)
+    assert account(fit_plan, 1e-6).epsilon == pytest.approx(search.fit_epsilon_, rel=1e-3)
+    assert score.epsilon == pytest.approx(search.score_epsilon_)
+    assert search.score_epsilon_ == pytest.approx(0.25 * search.fit_epsilon_)
+    assert score.sensitivity == pytest.approx(1 / 600)
+    # the selected model's own report states its fit, not charged anywhere
+    assert search.best_estimator_.privacy_report_.epsilon == pytest.approx(
+        search.fit_epsilon_, rel=1e-3
+    )
+    # the selected model keeps the shared budget: refitting it is charged
+    assert search.best_estimator_.budget is budget
+    # a second search composes with the first
+    classifier_search(budget=budget, epsilon=1.0, random_state=1).fit(X, Y_CLASS)
+    assert len(budget.charges) == 2 and budget.spent() < 2.0
+
+
+def test_the_estimator_budget_is_charged_when_the_search_has_none():
+    budget = PrivacyBudget(2.0, 1e-6)
+    search = PrivateSearchCV(
+        DPLogisticRegression(penalty="l1", solver="dp-gcd", feature_bounds=1.0, budget=budget),
+        CLASSIFIER_GRID,
+        epsilon=1.0,
+        delta=1e-6,
+        mean_repetitions=2.0,
+        shape=1.0,
+        random_state=0,
+    ).fit(X, Y_CLASS)
+    assert len(budget.charges) == 1 and search.best_estimator_.budget is budget
+    with pytest.raises(ValueError, match="different budgets"):
+        PrivateSearchCV(
+            DPRidge(budget=budget),
+            REGRESSOR_GRID,
+            epsilon=1.0,
+            budget=PrivacyBudget(1.0, 1e-6),
+            error_bound=4.0,
+        ).fit(X, Y_REG)
+
+
+def test_an_unaffordable_search_is_refused_before_anything_runs():
+    budget = PrivacyBudget(0.5, 1e-6)
+    search = classifier_search(budget=budget, epsilon=1.0)
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, Y_CLASS)
+    assert budget.charges == () and not hasattr(search, "best_estimator_")
+
+
+def test_plain_grid_search_charges_every_fit():
+    budget = PrivacyBudget(50.0, 1e-6)
+    grid = GridSearchCV(
+        DPRidge(feature_bounds=1.0, epsilon=0.5, delta=1e-6, budget=budget, random_state=0),
+        {"alpha": [1e-3, 1.0]},
+        cv=2,
+    ).fit(X, Y_REG)
+    # 2 candidates x 2 folds, and the refit on all the data
+    assert len(budget.charges) == 5
+    assert grid.best_estimator_.budget is budget
+
+
+def test_candidates_with_different_plans_are_all_accounted():
+    search = PrivateSearchCV(
+        DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0),
+        {"alpha": [1e-3], "passes": [5, 20]},
+        epsilon=1.0,
+        delta=1e-6,
+        error_bound=4.0,
+        mean_repetitions=3.0,
+        shape=1.0,
+        random_state=0,
+    ).fit(X, Y_REG)
+    (event,) = search.privacy_report_.mechanisms
+    inner = event.details["inner"]
+    counts = sorted(m["count"] for m in inner if m["kind"] == "gaussian")
+    assert counts == [20, 80]  # 5 and 20 passes over 4 coordinates
+    assert {m["label"].split("; ")[-1] for m in inner[:2]} == {
+        "fit of candidates 0",
+        "fit of candidates 1",
+    }
+    assert any(
+        "an upper bound for the uniform mixture" in a for a in search.privacy_report_.assumptions
+    )
+    assert 0.999 <= search.privacy_report_.epsilon <= 1.0
+    # composing both plans in each run leaves each fit less than with one plan
+    one = PrivateSearchCV(
+        DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0),
+        {"alpha": [1e-3], "passes": [20]},
+        epsilon=1.0,
+        delta=1e-6,
+        error_bound=4.0,
+        mean_repetitions=3.0,
+        shape=1.0,
+        random_state=0,
+    ).fit(X, Y_REG)
+    assert search.fit_epsilon_ < one.fit_epsilon_
+
+
+def test_add_remove_searches_with_dp_sgd():
+    budget = PrivacyBudget(2.0, 1e-6)
+    search = PrivateSearchCV(
+        DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=64),
+        {"alpha": [1e-4, 1e-3]},
+        epsilon=1.0,
+        delta=1e-6,
+        budget=budget,
+        mean_repetitions=2.0,
+        shape=1.0,
+        random_state=0,
+    ).fit(X, Y_CLASS)
+    report = search.privacy_report_
+    assert report.neighbouring == "add_remove" and 0.999 <= report.epsilon <= 1.0
+    (record,) = report.mechanisms
+    assert [m["kind"] for m in record.details["inner"]] == ["sampled_gaussian", "laplace"]
+    assert any(
+        "add/remove neighbours with the number of records public" in a for a in report.assumptions
+    )
+    assert budget.charges[0].plan.neighbouring == "add_remove"
+    assert search.score(X, Y_CLASS) > 0.8
+
+
+def test_a_guard_stops_a_fit_whose_plan_differs():
+    expected = PrivacyPlan([GaussianEvent(noise_multiplier=10.0, count=5, label="a")])
+    guard = _PlanGuard(expected)
+    guard.charge(PrivacyPlan([GaussianEvent(noise_multiplier=10.0, count=5, label="b")]))
+    with pytest.raises(PrivacyError, match="differs from the one the search accounted"):
+        guard.charge(PrivacyPlan([GaussianEvent(noise_multiplier=9.0, count=5)]))
+
+
+def test_the_report_round_trips_and_lists_what_holds():
+    search = classifier_search().fit(X, Y_CLASS)
+    report = search.privacy_report_
+    assert PrivacyReport.from_json(report.to_json()) == report
+    text = str(report)
+    assert "repeat_and_select" in text and "noisy validation score" in text
+    assert any("number of runs and the other runs stay secret" in a for a in report.assumptions)
+    # the selected fit's own assumptions are included
+    assert any("feature bounds" in a for a in report.assumptions)
+
+
+def test_leaks_of_the_fits_void_the_guarantee():
+    search = PrivateSearchCV(
+        DPLogisticRegression(solver="dp-cd"),  # no feature bounds: smoothness from the data
+        {"alpha": [1e-3, 1e-2]},
+        epsilon=1.0,
+        delta=1e-6,
+        mean_repetitions=2.0,
+        shape=1.0,
+        random_state=0,
+    )
+    with pytest.warns(PrivacyLeakWarning):
+        search.fit(X, Y_CLASS)
+    assert search.privacy_report_.warnings and not search.privacy_report_.guarantee
+
+
+# -- selection and reproducibility ---------------------------------------------------------
+
+
+# Poisson of mean 10: every run draws the bad candidate (or none runs) with probability
+# exp(-5) < 0.7%; the noisy scores are about 0.5 apart, their noise about 0.02 (classifier)
+# and 0.07 (regressor)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_picks_the_obviously_best_classifier(seed):
+    search = classifier_search(random_state=seed, shape=math.inf, mean_repetitions=10.0)
+    search.fit(X, Y_CLASS)
+    assert search.best_params_ == {"alpha": 1e-4}
+    assert search.best_index_ == 0
+    assert search.candidates_ == list(ParameterGrid(CLASSIFIER_GRID))
+    assert search.best_score_ > 0.85
+    assert search.score(X, Y_CLASS) > 0.9
+    assert set(search.classes_) == {"no", "yes"}
+    assert set(search.predict(X[:5])) <= {"no", "yes"}
+    assert search.predict_proba(X[:5]).shape == (5, 2)
+    assert search.decision_function(X[:5]).shape == (5,)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_picks_the_obviously_best_regressor(seed):
+    search = regressor_search(random_state=seed, shape=math.inf, mean_repetitions=10.0)
+    search.fit(X, Y_REG)
+    assert search.best_params_ == {"alpha": 1e-3}
+    assert -0.3 < search.best_score_ < 0.3  # noisy minus clipped squared error
+    assert search.score(X, Y_REG) > 0.9
+    assert not hasattr(search, "predict_proba")
+
+
+def test_reproducible_with_a_seed():
+    a = regressor_search(random_state=7).fit(X, Y_REG)
+    b = regressor_search(random_state=7).fit(X, Y_REG)
+    c = regressor_search(random_state=8).fit(X, Y_REG)
+    assert a.best_params_ == b.best_params_ and a.best_score_ == b.best_score_
+    assert np.array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.best_score_ != c.best_score_
+
+
+def test_secret_randomness_is_not_kept():
+    search = classifier_search().fit(X, Y_CLASS)
+    public = {
+        "candidates_",
+        "best_index_",
+        "best_params_",
+        "best_estimator_",
+        "best_score_",
+        "fit_epsilon_",
+        "score_epsilon_",
+        "delta_",
+        "n_features_in_",
+        "privacy_report_",
+    }
+    fitted = {name for name in vars(search) if name.endswith("_")}
+    assert fitted == public
+
+
+def test_distributions_and_sampled_candidates():
+    search = PrivateSearchCV(
+        DPLogisticRegression(solver="dp-cd", feature_bounds=1.0),
+        {"alpha": scipy.stats.loguniform(1e-5, 1e-2), "clip": [0.5, 1.0]},
+        n_candidates=5,
+        epsilon=1.0,
+        delta=1e-6,
+        mean_repetitions=2.0,
+        shape=1.0,
+        random_state=0,
+    ).fit(X, Y_CLASS)
+    assert len(search.candidates_) == 5
+    assert search.best_params_ == search.candidates_[search.best_index_]
+    again = clone(search).fit(X, Y_CLASS)
+    assert again.candidates_ == search.candidates_
+
+
+@pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 3.0])
+def test_truncated_negative_binomial_searches(shape):
+    search = classifier_search(shape=shape, mean_repetitions=2.0).fit(X, Y_CLASS)
+    (record,) = search.privacy_report_.mechanisms
+    assert record.details["shape"] == shape
+    assert search.best_estimator_ is not None
+    assert 0.999 <= search.privacy_report_.epsilon <= 1.0
+
+
+def test_no_run_at_all_with_poisson():
+    # mean 1: no run with probability 1/e; find a seed whose draw is 0
+    for seed in range(100):
+        search = classifier_search(mean_repetitions=1.0, shape=math.inf, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, Y_CLASS)
+        if search.best_estimator_ is None:
+            break
+    assert search.best_estimator_ is None and search.best_params_ is None
+    assert search.best_index_ is None and math.isnan(search.best_score_)
+    assert any("no run took place" in str(w.message) for w in caught)
+    assert search.privacy_report_.epsilon <= 1.0
+    with pytest.raises(NotFittedError, match="selected nothing"):
+        search.predict(X)
+
+
+def test_non_private_search_scores_every_candidate_exactly():
+    search = classifier_search(epsilon=math.inf).fit(X, Y_CLASS)
+    assert search.privacy_report_.non_private and not search.privacy_report_.guarantee
+    assert search.best_params_ == {"alpha": 1e-4}
+    # exact: the selected model's accuracy on the validation split, no noise
+    assert search.best_score_ > 0.97 and search.best_score_ * 600 == pytest.approx(
+        round(search.best_score_ * 600)
+    )
+    assert search.fit_epsilon_ == math.inf and search.best_estimator_.solver_ == "reference"
+    with pytest.raises(BudgetExceededError):
+        classifier_search(epsilon=math.inf, budget=PrivacyBudget(10.0, 1e-6)).fit(X, Y_CLASS)
+    unlimited = PrivacyBudget(math.inf, 1e-6)
+    classifier_search(epsilon=math.inf, budget=unlimited).fit(X, Y_CLASS)
+    assert len(unlimited.charges) == 1
+
+
+def test_default_delta_and_inputs_of_other_kinds():
+    import pandas as pd
+    import scipy.sparse as sp
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    search = classifier_search(delta=None).fit(frame, pd.Series(Y_CLASS))
+    assert search.delta_ == pytest.approx(1 / 3000**2)
+    assert list(search.best_estimator_.feature_names_in_) == ["a", "b", "c"]
+    dense = classifier_search().fit(X, Y_CLASS)
+    sparse = classifier_search().fit(sp.csr_matrix(X), Y_CLASS)
+    assert sparse.best_params_ == dense.best_params_
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"epsilon": 0.0}, ValueError, "epsilon must be positive"),
+        ({"epsilon": "1"}, ValueError, "epsilon must be a number"),
+        ({"delta": 0.0}, ValueError, "delta must be > 0 for a private search"),
+        ({"delta": 1.5}, ValueError, "delta must be None or lie in"),
+        ({"mean_repetitions": 0.5}, ValueError, "mean_repetitions must lie in"),
+        ({"mean_repetitions": 1e4}, ValueError, "mean_repetitions must lie in"),
+        ({"shape": -1.0}, ValueError, "shape must be >= 0"),
+        ({"validation_fraction": 1.0}, ValueError, "validation_fraction must lie in"),
+        ({"score_share": 0.0}, ValueError, "score_share must lie in"),
+        ({"scoring": "neg_mean_squared_error"}, ValueError, "scoring must be one of"),
+        ({"n_candidates": 0}, ValueError, "n_candidates must be None or a positive int"),
+    ],
+)
+def test_bad_search_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        classifier_search(**kwargs).fit(X, Y_CLASS)
+
+
+@pytest.mark.parametrize(
+    ("grid", "match"),
+    [
+        ({"epsilon": [1.0, 2.0]}, "'epsilon' cannot be searched"),
+        ({"random_state": [0, 1]}, "'random_state' cannot be searched"),
+        ({"gamma": [1.0]}, "'gamma' is not a parameter of DPLogisticRegression"),
+        ({"alpha": []}, "must be a non-empty list"),
+        ({"alpha": scipy.stats.uniform(0, 1)}, "give n_candidates"),
+        ([], "non-empty list of dicts"),
+        ([{}], "non-empty dict"),
+    ],
+)
+def test_bad_candidates(grid, match):
+    search = PrivateSearchCV(DPLogisticRegression(), grid, epsilon=1.0)
+    with pytest.raises(ValueError, match=match):
+        search.fit(X, Y_CLASS)
+
+
+def test_bad_estimators_and_fits_are_refused_before_charging():
+    budget = PrivacyBudget(5.0, 1e-6)
+    with pytest.raises(TypeError, match="must be a dpglm estimator"):
+        PrivateSearchCV(GridSearchCV(DPRidge(), {}), {"cv": [2]}, epsilon=1.0).fit(X, Y_REG)
+    with pytest.raises(ValueError, match="needs error_bound"):
+        PrivateSearchCV(DPRidge(), REGRESSOR_GRID, epsilon=1.0).fit(X, Y_REG)
+    with pytest.raises(ValueError, match="error_bound must be a finite number"):
+        regressor_search(error_bound=math.inf).fit(X, Y_REG)
+    # a bad candidate fails in its dry run, before the budget is charged
+    with pytest.raises(ValueError, match=r"candidate \{'alpha': -1.0\}: alpha must be"):
+        PrivateSearchCV(
+            DPRidge(feature_bounds=1.0), {"alpha": [1.0, -1.0]}, epsilon=1.0, budget=budget,
+            error_bound=4.0,
+        ).fit(X, Y_REG)  # fmt: skip
+    # candidates whose fits are analysed under different relations
+    with pytest.raises(PlanError, match="different neighbouring relations"):
+        PrivateSearchCV(
+            DPLogisticRegression(feature_bounds=1.0),
+            {"solver": ["dp-cd", "dp-sgd"]},
+            epsilon=1.0,
+            budget=budget,
+        ).fit(X, Y_CLASS)
+    assert budget.charges == ()
+    with pytest.raises(ValueError, match="need at least 2"):
+        classifier_search(validation_fraction=0.9).fit(X[:3], Y_CLASS[:3])
+
+
+def test_sklearn_parameters():
+    search = classifier_search(mean_repetitions=3.0)
+    params = search.get_params(deep=False)
+    assert params["mean_repetitions"] == 3.0 and params["shape"] == 1.0
+    assert clone(search).get_params(deep=False)["param_distributions"] == CLASSIFIER_GRID
+    with pytest.raises(NotFittedError):
+        search.predict(X)
+
+
+# -- the number of runs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [0.0, 0.3, 1.0, 2.0, 5.0])
+@pytest.mark.parametrize("mean", [1.5, 4.0, 20.0])
+def test_repetitions_gamma_matches_dp_accounting(mean, shape):
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    gamma = repetitions_gamma(mean, shape)
+    assert repetitions_mean(gamma, shape) <= mean
+    assert repetitions_mean(gamma, shape) == pytest.approx(mean, rel=1e-9)
+    assert rdp._truncated_negative_binomial_mean(gamma, shape) == pytest.approx(
+        repetitions_mean(gamma, shape), rel=1e-9
+    )
+    # ours is never below dp-accounting's gamma, so its bound holds for our draws
+    assert gamma >= rdp._gamma_truncated_negative_binomial(shape, mean)
+
+
+@pytest.mark.parametrize(("mean", "shape"), [(4.0, math.inf), (4.0, 0.0), (4.0, 1.0), (6.0, 2.5)])
+def test_draws_follow_the_accounted_distribution(mean, shape):
+    source = make_noise_source(1)
+    draws = np.array([draw_repetitions(mean, shape, source) for _ in range(20_000)])
+    assert abs(draws.mean() - mean) < 4 * draws.std() / math.sqrt(draws.size)
+    if math.isinf(shape):
+        assert abs(np.mean(draws == 0) - math.exp(-mean)) < 0.005
+        assert abs(draws.var() - mean) < 0.2
+        return
+    assert draws.min() >= 1
+    gamma = repetitions_gamma(mean, shape)
+    k = np.arange(1, 6)
+    if shape == 0.0:
+        pmf = (1 - gamma) ** k / (k * -math.log(gamma))
+    else:
+        binom = (
+            np.array([math.comb(int(j + shape - 1), int(j)) for j in k])
+            if float(shape).is_integer()
+            else np.array(
+                [math.gamma(j + shape) / (math.gamma(shape) * math.factorial(j)) for j in k]
+            )
+        )
+        pmf = (1 - gamma) ** k * binom / (gamma**-shape - 1)
+    observed = np.array([np.mean(draws == j) for j in k])
+    assert np.allclose(observed, pmf, atol=0.01)
+
+
+def test_mean_one_and_edge_cases():
+    source = make_noise_source(0)
+    assert {draw_repetitions(1.0, 2.0, source) for _ in range(50)} == {1}
+    assert repetitions_gamma(1.0, 0.5) == 1.0 and repetitions_mean(1.0, 3.0) == 1.0
+    with pytest.raises(ValueError, match="gamma must lie in"):
+        repetitions_mean(0.0, 1.0)
