@@ -59,6 +59,9 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
     ledger = next(b for b in printed if "PrivacyBudget.open(ledger" in b)
     expected = [line[2:] for line in ledger.splitlines() if line.startswith("# fit ")]
     assert printed[ledger] == expected and len(expected) == 3
+    # private hyperparameter search
+    assert output("search = PrivateSearchCV(") == [claimed('print(best["alpha"]')]
+    assert namespace["search"].privacy_report_.accountant == "rdp"
     # reading data
     data = output("load_bundled(")
     assert data == ["[-1.  1. -1.] ['no' 'yes']", "(569, 30) (1000, 100)"]
