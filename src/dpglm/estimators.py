@@ -359,7 +359,51 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(
                 f"solver_options must be None or a dict, got {type(self.solver_options)}"
             )
-        return epsilon, delta, self._datafit(), self._penalty()
+        # the datafit's and the penalty's hyperparameters (loss, penalty, alpha) too
+        self._datafit()
+        self._penalty()
+        return epsilon, delta
+
+    def build_problem(self, X, y):
+        """The optimisation problem this estimator minimises on encoded data.
+
+        The :class:`~dpglm.problem.Problem` that :meth:`fit` hands to its
+        solver: the estimator's datafit and penalty, as its hyperparameters
+        set them, and ``fit_intercept``. Nothing is fitted or charged to a
+        budget. Use it to measure a fit, e.g. the objective of ``coef_``
+        against the non-private optimum.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Features (validated as :class:`~dpglm.problem.Problem` validates
+            them).
+        y : array-like of shape (n_samples,)
+            Targets; for classifiers the -1/+1 codes of the labels, as
+            ``dpglm.data.load(..., task="classification").y`` gives them, not
+            the labels themselves.
+
+        Returns
+        -------
+        dpglm.problem.Problem
+
+        Raises
+        ------
+        ValueError
+            A hyperparameter of the datafit or the penalty is out of range
+            (e.g. ``alpha``); for classifiers, ``y`` holds a value other than
+            -1 and +1 (:class:`~dpglm.exceptions.TargetError`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpglm.data import load
+        >>> data = load(np.array([[0.5], [2.0], [1.0]]), ["no", "yes", "no"], task="classification")
+        >>> problem = DPLogisticRegression(alpha=0.01).build_problem(data.X, data.y)
+        >>> problem.datafit.name, problem.penalty, problem.fit_intercept, problem.y
+        ('logistic', L2(alpha=0.01), True, array([-1.,  1., -1.]))
+        """
+        return Problem(X, y, self._datafit(), self._penalty(), self.fit_intercept)
 
     def fit(self, X, y):
         """Fit the model privately; every call is charged to ``budget`` when given.
@@ -384,7 +428,7 @@ class _DPLinearModel(BaseEstimator):
             ``budget`` cannot afford the fit; nothing was fitted or charged.
         """
         name = type(self).__name__
-        epsilon, delta, datafit, penalty = self._check_params()
+        epsilon, delta = self._check_params()
         X = _check_features(X)
         y = _check_target(y, name)
         feature_names = _feature_names(X)
@@ -398,7 +442,7 @@ class _DPLinearModel(BaseEstimator):
         if n < 2:
             raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
         delta = default_delta(n) if delta is None else delta
-        problem = Problem(data.X, data.y, datafit, penalty, self.fit_intercept)
+        problem = self.build_problem(data.X, data.y)
         solver = choose_solver(problem) if self.solver == "auto" else self.solver
         if math.isinf(epsilon):
             theta, n_iter, report = self._fit_non_private(problem, delta)

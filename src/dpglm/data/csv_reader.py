@@ -42,7 +42,7 @@ def read_csv(text: str, path: str | os.PathLike[str], *, target: str | None, tas
            [3., 4.]]), array(['yes', 'no'], dtype='<U3'), ['a', 'b'])
     """
     shown = repr(os.fspath(path))
-    header, rows, lines = _split_records(text, shown)
+    header, rows, lines = split_records(text, shown)
     check_unique_names(header, shown)
     t = find_target(header, target, shown)
     features = feature_indices(len(header), t, shown)
@@ -62,8 +62,42 @@ def read_csv(text: str, path: str | os.PathLike[str], *, target: str | None, tas
     return Table(X, y, names, header[t], Path(path).name, describe_row)
 
 
-def _split_records(text: str, shown: str) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, data rows and the file line of each row; refuses ragged rows."""
+def split_records(text: str, shown: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Split CSV text into its header, its data rows and the file line of each row.
+
+    Blank lines are skipped; a quoted field may span lines, and a record is
+    numbered by the line it starts on. No cell is parsed: every cell stays a
+    string.
+
+    Parameters
+    ----------
+    text : str
+        The decoded file content (comma-separated, header row first).
+    shown : str
+        How messages name the file, e.g. ``repr(os.fspath(path))``.
+
+    Returns
+    -------
+    header : list of str
+        The column names.
+    rows : list of list of str
+        The data rows, each as long as the header.
+    lines : list of int
+        The file line (from 1) each row starts on, for messages.
+
+    Raises
+    ------
+    UnreadableFileError
+        A row has more or fewer fields than the header, or the text is not
+        valid CSV; the message names the line.
+    EmptyDataError
+        No header, or a header and no data rows.
+
+    Examples
+    --------
+    >>> split_records("a,b\\n1,2\\n\\n3,4\\n", "'t.csv'")
+    (['a', 'b'], [['1', '2'], ['3', '4']], [2, 4])
+    """
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     rows: list[list[str]] = []
