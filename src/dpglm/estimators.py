@@ -341,7 +341,7 @@ class _DPLinearModel(BaseEstimator):
     # -- fitting ------------------------------------------------------------------------
 
     def _check_params(self):
-        """Validate the hyperparameters (before the data is read); return the parts of a fit."""
+        """Validate the hyperparameters (before the data is read); return epsilon and delta."""
         epsilon = _check_epsilon(self.epsilon)
         delta = _check_delta_value(self.delta)
         if self.solver not in SOLVERS:
@@ -398,7 +398,8 @@ class _DPLinearModel(BaseEstimator):
         --------
         >>> import numpy as np
         >>> from dpglm.data import load
-        >>> data = load(np.array([[0.5], [2.0], [1.0]]), ["no", "yes", "no"], task="classification")
+        >>> X = np.array([[0.5], [2.0], [1.0]])
+        >>> data = load(X, ["no", "yes", "no"], task="classification")
         >>> problem = DPLogisticRegression(alpha=0.01).build_problem(data.X, data.y)
         >>> problem.datafit.name, problem.penalty, problem.fit_intercept, problem.y
         ('logistic', L2(alpha=0.01), True, array([-1.,  1., -1.]))

@@ -1,0 +1,155 @@
+"""Argument types of the ``dpglm`` options: text to checked values, or a usage error.
+
+Each function takes the text of one option and returns its value, or raises
+:class:`argparse.ArgumentTypeError` with a message that argparse prints after
+the option's name (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from dpglm.cli.experiments import SOLVERS
+
+
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text):
+    """A finite number > 0.
+
+    Examples
+    --------
+    >>> positive_float("0.5")
+    0.5
+    >>> positive_float("inf")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive number, got 'inf'
+    """
+    value = _float(text)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def nonnegative_float(text):
+    """A finite number >= 0.
+
+    Examples
+    --------
+    >>> nonnegative_float("0")
+    0.0
+    """
+    value = _float(text)
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
+    return value
+
+
+def epsilon_value(text):
+    """A number > 0, or ``inf`` (no privacy).
+
+    Examples
+    --------
+    >>> epsilon_value("1"), epsilon_value("inf")
+    (1.0, inf)
+    """
+    value = _float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 (or inf for no privacy), got {text!r}")
+    return value
+
+
+def delta_value(text):
+    """A number in [0, 1).
+
+    Examples
+    --------
+    >>> delta_value("1e-6")
+    1e-06
+    """
+    value = _float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text!r}")
+    return value
+
+
+def fraction(text):
+    """A number in (0, 1).
+
+    Examples
+    --------
+    >>> fraction("0.25")
+    0.25
+    """
+    value = _float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def positive_int(text):
+    """An integer >= 1.
+
+    Examples
+    --------
+    >>> positive_int("3")
+    3
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def epsilon_list(text):
+    """Comma-separated epsilons, e.g. ``0.1,0.5,1,inf``; sorted, without repeats.
+
+    Examples
+    --------
+    >>> epsilon_list("inf,1,0.5,1")
+    [0.5, 1.0, inf]
+    """
+    values = [epsilon_value(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected comma-separated epsilons, e.g. 0.5,1,inf")
+    return sorted(set(values))
+
+
+def solver_list(text):
+    """Comma-separated solver names, in the order given, without repeats.
+
+    Examples
+    --------
+    >>> solver_list("dp-sgd,dp-cd,dp-sgd")
+    ['dp-sgd', 'dp-cd']
+    """
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [v for v in values if v not in SOLVERS]
+    if unknown or not values:
+        raise argparse.ArgumentTypeError(
+            f"unknown solver {unknown[0] if unknown else text!r}; choose from "
+            f"{', '.join(SOLVERS)} (comma-separated)"
+        )
+    return list(dict.fromkeys(values))
+
+
+def feature_bounds(text):
+    """One public bound on ``|X_ij|`` for every feature, or one per feature (comma-separated).
+
+    Examples
+    --------
+    >>> feature_bounds("1"), feature_bounds("1,2.5")
+    (1.0, [1.0, 2.5])
+    """
+    values = [positive_float(part.strip()) for part in text.split(",")]
+    return values[0] if len(values) == 1 else values

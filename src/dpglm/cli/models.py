@@ -1,0 +1,143 @@
+"""The command line's ``--model`` names and the estimators they make.
+
+:data:`MODELS` maps each name to its estimator class and task;
+:func:`make_estimator` builds the estimator ``dpglm fit`` fits (and whose
+problem ``dpglm compare`` solves) from the parsed options, and
+:func:`describe_model` names it in the output.
+"""
+
+from __future__ import annotations
+
+#: command-line model name: (estimator class, task)
+MODELS = {
+    "linear": ("DPLinearRegression", "regression"),
+    "ridge": ("DPRidge", "regression"),
+    "lasso": ("DPLasso", "regression"),
+    "elasticnet": ("DPElasticNet", "regression"),
+    "logistic": ("DPLogisticRegression", "classification"),
+    "svm": ("DPLinearSVC", "classification"),
+}
+#: the ``--penalty`` choices of the classifiers
+PENALTIES = ("l2", "l1", "elasticnet", "none")
+
+
+def model_task(model: str) -> str:
+    """The task of a command-line model name: ``"regression"`` or ``"classification"``.
+
+    Examples
+    --------
+    >>> model_task("lasso"), model_task("svm")
+    ('regression', 'classification')
+    """
+    return MODELS[model][1]
+
+
+def check_feature_bounds(bounds, n_features: int, data: str):
+    """``--feature-bounds`` when it fits the data: one bound, or one per feature.
+
+    Parameters
+    ----------
+    bounds : float, list of float or None
+        The parsed option.
+    n_features : int
+        The number of features of the data.
+    data : str
+        How messages name the data file.
+
+    Returns
+    -------
+    float, list of float or None
+        ``bounds``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``bounds`` is a list whose length is not ``n_features``.
+
+    Examples
+    --------
+    >>> check_feature_bounds([1.0, 2.0], 3, "'d.csv'")
+    Traceback (most recent call last):
+    ...
+    ValueError: --feature-bounds has 2 values; 'd.csv' has 3 features (give one bound for all, or one per feature)
+    """  # noqa: E501
+    if isinstance(bounds, list) and len(bounds) != n_features:
+        raise ValueError(
+            f"--feature-bounds has {len(bounds)} values; {data} has {n_features} features "
+            "(give one bound for all, or one per feature)"
+        )
+    return bounds
+
+
+def make_estimator(args, *, budget=None, feature_bounds=None):
+    """The estimator of ``--model`` with the hyperparameters of the parsed options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The arguments of ``dpglm fit`` or ``dpglm compare`` (``compare`` has
+        no ``--epsilon`` or ``--solver``: the estimator's defaults are used).
+    budget : dpglm.privacy.budget.PrivacyBudget, optional
+        The budget the fit is charged to.
+    feature_bounds : float or list of float, optional
+        Public bounds on ``|X_ij|``, checked against the data.
+
+    Returns
+    -------
+    estimator
+        An unfitted :mod:`dpglm.estimators` estimator.
+
+    Examples
+    --------
+    >>> from dpglm.cli.parser import build_parser
+    >>> args = build_parser().parse_args(["fit", "d.csv", "-o", "m.json", "--model", "lasso"])
+    >>> describe_model(make_estimator(args))
+    'DPLasso(alpha=1.0)'
+    """
+    from dpglm import estimators
+
+    cls = getattr(estimators, MODELS[args.model][0])
+    params = {
+        "epsilon": getattr(args, "epsilon", 1.0),
+        "delta": args.delta,
+        "budget": budget,
+        "solver": getattr(args, "solver", "auto"),
+        "clip": args.clip,
+        "passes": args.passes,
+        "step": args.step,
+        "batch_size": args.batch_size,
+        "feature_bounds": feature_bounds,
+        "random_state": args.seed,
+    }
+    if args.model in ("logistic", "svm"):
+        params["penalty"] = args.penalty or "l2"
+    if args.alpha is not None:
+        params["alpha"] = args.alpha
+    if args.l1_ratio is not None:
+        params["l1_ratio"] = args.l1_ratio
+    return cls(**params)
+
+
+def describe_model(estimator) -> str:
+    """The estimator's class and penalty hyperparameters, as the output names a model.
+
+    Examples
+    --------
+    >>> from dpglm.estimators import DPElasticNet, DPLogisticRegression, DPRidge
+    >>> describe_model(DPRidge(alpha=0.1))
+    'DPRidge(alpha=0.1)'
+    >>> describe_model(DPLogisticRegression(penalty="elasticnet", l1_ratio=0.3))
+    "DPLogisticRegression(penalty='elasticnet', alpha=0.001, l1_ratio=0.3)"
+    >>> describe_model(DPElasticNet(alpha=0.1, l1_ratio=0.2))
+    'DPElasticNet(alpha=0.1, l1_ratio=0.2)'
+    """
+    params = estimator.get_params()
+    parts = []
+    for name in ("penalty", "alpha", "l1_ratio"):
+        if name in params and (
+            name != "l1_ratio"
+            or "elastic" in type(estimator).__name__.lower()
+            or params.get("penalty") == "elasticnet"
+        ):
+            parts.append(f"{name}={params[name]!r}")
+    return f"{type(estimator).__name__}({', '.join(parts)})"

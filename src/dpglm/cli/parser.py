@@ -1,0 +1,370 @@
+"""The ``dpglm`` argument parser: its commands, their options, and usage checks.
+
+:func:`build_parser` defines every command and option (each command's
+parser records the function that runs it as ``run``); :func:`check_usage`
+refuses the option combinations argparse cannot express.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dpglm.cli.argument_types import (
+    delta_value,
+    epsilon_list,
+    epsilon_value,
+    feature_bounds,
+    fraction,
+    nonnegative_float,
+    positive_float,
+    positive_int,
+    solver_list,
+)
+from dpglm.cli.compare import cmd_compare
+from dpglm.cli.demo import DEMO_EPSILONS, DEMO_REPEATS, cmd_demo
+from dpglm.cli.experiments import SOLVERS
+from dpglm.cli.fitting import cmd_fit, cmd_predict, cmd_report
+from dpglm.cli.ledger import cmd_budget_create, cmd_budget_show
+from dpglm.cli.models import MODELS, PENALTIES
+
+#: the epsilons ``dpglm compare`` runs by default
+COMPARE_EPSILONS = (0.1, 0.5, 1.0, 2.0, float("inf"))
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Shows an option's default when it has one worth showing."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if action.option_strings and not (
+            default is None or default is False or default == argparse.SUPPRESS
+        ):
+            if isinstance(default, list):
+                default = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default)
+            text += f" (default: {default})".replace("%", "%%")
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dpglm`` argument parser.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["report", "model.json"])
+    >>> args.command, args.model
+    ('report', 'model.json')
+    """
+    from dpglm import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="dpglm",
+        description="Differentially private linear models from the command line.",
+        epilog="Run `dpglm COMMAND --help` for the options of a command. Exit status: 0 "
+        "success, 1 error, 2 usage error.",
+    )
+    parser.add_argument("--version", action="version", version=f"dpglm {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo(commands)
+    _add_fit(commands)
+    _add_predict(commands)
+    _add_compare(commands)
+    _add_report(commands)
+    _add_budget(commands)
+    return parser
+
+
+def check_usage(parser, args) -> None:
+    """Refuse option combinations argparse cannot express, as a usage error (exit 2).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser of :func:`build_parser`.
+    args : argparse.Namespace
+        What it parsed.
+
+    Raises
+    ------
+    SystemExit
+        With status 2, after argparse printed the command's usage and the
+        error on stderr.
+
+    Examples
+    --------
+    >>> parser = build_parser()
+    >>> check_usage(parser, parser.parse_args(["report", "model.json"]))
+    """
+    if args.command is None:
+        parser.error("a command is required (demo, fit, predict, compare, report, budget)")
+    command = args.parser
+    if args.command == "fit" and (args.budget is None) != (args.dataset is None):
+        command.error("--budget LEDGER and --dataset NAME go together")
+    if args.command in ("fit", "compare"):
+        if args.penalty is not None and args.model not in ("logistic", "svm"):
+            command.error(
+                f"--penalty applies to --model logistic and svm; {args.model} has its own "
+                "penalty (ridge: l2, lasso: l1, elasticnet: both, linear: none)"
+            )
+        if args.alpha is not None and args.model == "linear":
+            command.error("--alpha does not apply to --model linear (no penalty)")
+        if args.l1_ratio is not None and not (
+            args.model == "elasticnet" or args.penalty == "elasticnet"
+        ):
+            command.error("--l1-ratio applies to --model elasticnet or --penalty elasticnet")
+
+
+def _command(commands, name, run, **kwargs):
+    """A command's parser, which records ``run`` and itself in the parsed arguments."""
+    sub = commands.add_parser(name, **kwargs)
+    sub.set_defaults(run=run, parser=sub)
+    return sub
+
+
+def _add_demo(commands):
+    demo = _command(
+        commands,
+        "demo",
+        cmd_demo,
+        formatter_class=_Formatter,
+        help="private models on a bundled real dataset: table and privacy-utility figure",
+        description="Private logistic regression on the Wisconsin breast cancer data (bundled "
+        "with scikit-learn): DP-CD, DP-GCD and DP-SGD at several epsilons. Prints test "
+        "accuracy, relative suboptimality, time per fit and epsilon spent, and writes a "
+        "privacy-utility figure.",
+    )
+    demo.add_argument("-o", "--output", default="dpglm-demo.png", metavar="PNG", help="the figure")
+    demo.add_argument(
+        "--epsilons",
+        type=epsilon_list,
+        metavar="LIST",
+        default=list(DEMO_EPSILONS),
+        help="comma-separated epsilons",
+    )
+    demo.add_argument(
+        "--repeats",
+        type=positive_int,
+        default=DEMO_REPEATS,
+        metavar="N",
+        help="fits per solver and epsilon",
+    )
+    demo.add_argument("--seed", type=int, default=0, help="seed of the split and the noise")
+    demo.add_argument("--no-plot", action="store_true", help="print the table only")
+    _add_quiet(demo)
+
+
+def _add_fit(commands):
+    fit = _command(
+        commands,
+        "fit",
+        cmd_fit,
+        formatter_class=_Formatter,
+        help="fit a private model on a data file and save it as JSON",
+        description="Fit a private model on DATA (CSV, CSV.gz, LIBSVM or Parquet) and write "
+        "it as JSON. Classification models (logistic, svm) need a target with two labels.",
+    )
+    fit.add_argument("data", metavar="DATA", help="the training data")
+    fit.add_argument(
+        "-o", "--output", required=True, metavar="MODEL.json", help="where to write the model"
+    )
+    _, solver = _add_model_options(fit)
+    solver.add_argument("--solver", choices=("auto", *SOLVERS), default="auto")
+    ledger = fit.add_argument_group("budget ledger")
+    ledger.add_argument(
+        "--budget",
+        metavar="LEDGER",
+        help="charge the fit to this ledger (see `dpglm budget create`)",
+    )
+    ledger.add_argument("--dataset", metavar="NAME", help="the ledger's dataset to charge")
+    _add_quiet(fit)
+
+
+def _add_predict(commands):
+    predict = _command(
+        commands,
+        "predict",
+        cmd_predict,
+        formatter_class=_Formatter,
+        help="predictions of a saved model, as CSV",
+        description="Predict with a saved model. CSV / Parquet: the columns named as the "
+        "model's features are used, whatever else DATA holds (e.g. the target); a model "
+        "without feature names uses every column but --target. LIBSVM: features by index. "
+        "Output columns: prediction, then probability_<class> (logistic) or decision "
+        "(svm).",
+    )
+    predict.add_argument("model", metavar="MODEL.json")
+    predict.add_argument("data", metavar="DATA")
+    predict.add_argument("-o", "--output", metavar="CSV", help="default: standard output")
+    predict.add_argument(
+        "--target", metavar="COL", help="a column to ignore, for models without feature names"
+    )
+
+
+def _add_compare(commands):
+    compare = _command(
+        commands,
+        "compare",
+        cmd_compare,
+        formatter_class=_Formatter,
+        help="privacy-utility curves of several solvers over a grid of epsilons",
+        description="Fit each solver at each epsilon on a training split of DATA and measure "
+        "the test score and the relative suboptimality of the training objective. Writes "
+        "PREFIX.png and PREFIX.csv (one row per fit).",
+    )
+    compare.add_argument("data", metavar="DATA")
+    compare.add_argument(
+        "-o",
+        "--output",
+        default="dpglm-compare",
+        metavar="PREFIX",
+        help="writes PREFIX.png and PREFIX.csv",
+    )
+    _, solver = _add_model_options(compare, epsilon=False)
+    solver.add_argument(
+        "--solvers",
+        type=solver_list,
+        default=list(SOLVERS),
+        metavar="LIST",
+        help="comma-separated solvers",
+    )
+    compare.add_argument(
+        "--epsilons",
+        type=epsilon_list,
+        default=list(COMPARE_EPSILONS),
+        metavar="LIST",
+        help="comma-separated epsilons",
+    )
+    compare.add_argument(
+        "--repeats", type=positive_int, default=3, metavar="N", help="fits per solver and epsilon"
+    )
+    compare.add_argument(
+        "--test-size",
+        type=fraction,
+        default=0.25,
+        metavar="F",
+        help="share of the records held out",
+    )
+    compare.add_argument("--no-plot", action="store_true", help="write the CSV file only")
+    compare.set_defaults(seed=0)
+    _add_quiet(compare)
+
+
+def _add_report(commands):
+    report = _command(
+        commands,
+        "report",
+        cmd_report,
+        help="the privacy report of a saved model",
+        formatter_class=_Formatter,
+    )
+    report.add_argument("model", metavar="MODEL.json")
+    report.add_argument("--json", action="store_true", help="the report as JSON")
+
+
+def _add_budget(commands):
+    budget = commands.add_parser("budget", help="privacy budget ledgers (SQLite)")
+    budget.set_defaults(parser=budget)
+    actions = budget.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = _command(
+        actions,
+        "create",
+        cmd_budget_create,
+        formatter_class=_Formatter,
+        help="create the budget of a dataset in a ledger",
+        description="Create (or check) the total (epsilon, delta) of a dataset in an SQLite "
+        "ledger; `dpglm fit --budget LEDGER --dataset NAME` then charges it, and refuses a "
+        "fit that would exceed it. A ledger's budget cannot change.",
+    )
+    create.add_argument("ledger", metavar="LEDGER")
+    create.add_argument("--dataset", required=True, metavar="NAME")
+    create.add_argument("--epsilon", type=epsilon_value, required=True, metavar="E")
+    create.add_argument("--delta", type=delta_value, required=True, metavar="D")
+    show = _command(
+        actions,
+        "show",
+        cmd_budget_show,
+        formatter_class=_Formatter,
+        help="what a ledger has spent, per fit",
+        description="Each budget of the ledger (or only --dataset's): its total, what has "
+        "been spent, and every charge (time, epsilon spent after it, what was fitted).",
+    )
+    show.add_argument("ledger", metavar="LEDGER")
+    show.add_argument("--dataset", metavar="NAME")
+
+
+def _add_model_options(parser, *, epsilon=True):
+    """The options of the model, its privacy and its solver (``fit`` and ``compare``)."""
+    model = parser.add_argument_group("model")
+    model.add_argument(
+        "--target",
+        metavar="COL",
+        help="target column of a CSV / Parquet file "
+        "(default: the last column; LIBSVM files carry their labels)",
+    )
+    model.add_argument("--model", required=True, choices=list(MODELS), help="the estimator")
+    model.add_argument(
+        "--penalty", choices=PENALTIES, help="penalty of logistic and svm (default: l2)"
+    )
+    model.add_argument(
+        "--alpha",
+        type=nonnegative_float,
+        metavar="A",
+        help="penalty strength (estimator default when omitted)",
+    )
+    model.add_argument(
+        "--l1-ratio",
+        type=fraction,
+        metavar="R",
+        help="elastic-net mixing (model elasticnet or --penalty elasticnet)",
+    )
+    privacy = parser.add_argument_group("privacy")
+    if epsilon:
+        privacy.add_argument(
+            "--epsilon",
+            type=epsilon_value,
+            default=1.0,
+            metavar="E",
+            help="privacy of the fit (inf: not private)",
+        )
+    privacy.add_argument(
+        "--delta",
+        type=delta_value,
+        metavar="D",
+        help="default 1/n^2 from the number of training records",
+    )
+    privacy.add_argument(
+        "--feature-bounds",
+        type=feature_bounds,
+        metavar="B",
+        help="public bound(s) on |X_ij|: one number, or one per feature (comma-separated); "
+        "without it DP-CD and DP-GCD read smoothness constants from the data (privacy leak)",
+    )
+    solver = parser.add_argument_group("solver")
+    solver.add_argument(
+        "--clip", type=positive_float, default=1.0, metavar="C", help="clipping threshold"
+    )
+    solver.add_argument(
+        "--passes",
+        type=positive_float,
+        metavar="P",
+        help="passes over the data (DP-CD, DP-SGD) or greedy steps (DP-GCD)",
+    )
+    solver.add_argument(
+        "--step",
+        type=positive_float,
+        metavar="S",
+        help="step-size factor (DP-CD, DP-GCD) or step size (DP-SGD)",
+    )
+    solver.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=256,
+        metavar="N",
+        help="expected batch size of DP-SGD",
+    )
+    solver.add_argument("--seed", type=int, metavar="S", help="seed of the noise (and split)")
+    return privacy, solver
+
+
+def _add_quiet(parser):
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
