@@ -32,6 +32,11 @@ hyperparameters DP-SGD (Poisson sampling, amplified) is the most robust on
 problems with ``p < n``, while DP-CD needs its step and clipping tuned to
 the data's scale to catch up. ``solver="dp-cd"`` remains available.
 
+``solver="dp-scd"`` (private dual coordinate descent, Damaskinos et al. 2021)
+fits L2-penalised problems without intercept (``fit_intercept=False``); its
+hyperparameters are ``batch_size`` and ``clip`` (no ``step``). It fits the
+model on rows normalised to unit L2 norm, and ``predict`` normalises rows too.
+
 Feature scaling
 ---------------
 The coordinate solvers need coordinate-wise smoothness constants. Give
@@ -87,12 +92,13 @@ from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
 from dpglm.problem import Problem
 from dpglm.solvers.coordinates import check_positive
+from dpglm.solvers.dp_scd import row_scales
 from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
-SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd")
+SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd")
 #: work of a fit when ``passes`` is None: passes over the data for DP-CD and DP-SGD,
-#: greedy steps for DP-GCD (each reads the whole gradient)
-DEFAULT_PASSES = {"dp-cd": 20.0, "dp-gcd": 20, "dp-sgd": 10.0}
+#: greedy steps for DP-GCD (each reads the whole gradient), passes for DP-SCD
+DEFAULT_PASSES = {"dp-cd": 20.0, "dp-gcd": 20, "dp-sgd": 10.0, "dp-scd": 10.0}
 MODEL_FORMAT = "dpglm-model"
 MODEL_FORMAT_VERSION = 1
 
@@ -470,6 +476,7 @@ class _DPLinearModel(BaseEstimator):
     def _fit_private(self, problem, solver, epsilon, delta):
         from dpglm.solvers.dp_cd import dp_cd
         from dpglm.solvers.dp_gcd import dp_gcd
+        from dpglm.solvers.dp_scd import dp_scd
         from dpglm.solvers.dp_sgd import dp_sgd
 
         options = dict(self.solver_options or {})
@@ -483,6 +490,16 @@ class _DPLinearModel(BaseEstimator):
         if self.step is not None:
             common["step"] = self.step
         passes = DEFAULT_PASSES[solver] if self.passes is None else self.passes
+        if solver == "dp-scd":
+            if self.step is not None:
+                raise ValueError(
+                    f"step={self.step!r}: DP-SCD has no step size (its hyperparameters are "
+                    "batch_size and clip); leave step=None"
+                )
+            common.pop("step", None)
+            batch = self.batch_size or default_batch_size(problem.n_samples)
+            common["batch_size"] = min(batch, problem.n_samples)
+            return dp_scd(problem, passes=passes, **common, **options)
         if solver == "dp-sgd":
             batch = self.batch_size or default_batch_size(problem.n_samples)
             common["batch_size"] = min(batch, problem.n_samples)
@@ -527,7 +544,11 @@ class _DPLinearModel(BaseEstimator):
             )
         rows = len(X) if is_series(X) else getattr(X, "shape", (None,))[0]
         data = _load(X, np.zeros(rows if rows is not None else 0), n_features=self.n_features_in_)
-        return np.asarray(data.X @ self.coef_, dtype=float).ravel() + self.intercept_
+        scores = np.asarray(data.X @ self.coef_, dtype=float).ravel()
+        if getattr(self, "solver_", None) == "dp-scd":
+            # DP-SCD fits the model on rows normalised to unit L2 norm: apply it to them
+            scores = scores * row_scales(data.X)
+        return scores + self.intercept_
 
     def _check_feature_names(self, X):
         """scikit-learn's rules: same names in the same order, a warning when either lacks them."""
@@ -686,17 +707,17 @@ _COMMON_DOC = """
         ``None``: ``1 / n**2`` from the number of records.
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
-    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd"}, default="auto"
+    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd"}, default="auto"
     clip : float, default=1.0
         Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
-        sample for DP-SGD).
+        sample for DP-SGD, bound on each dual update for DP-SCD).
     passes : float, optional
-        Work: passes over the data (DP-CD, DP-SGD) or greedy steps (DP-GCD);
-        None: ``DEFAULT_PASSES`` (20, 10 and 20 greedy steps).
+        Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
+        None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps).
     step : float, optional
         Step-size factor; solver default when None.
     batch_size : int, optional
-        Expected batch size of DP-SGD; None: ``default_batch_size(n)``,
+        Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.
     feature_bounds : float or array-like, optional
         Public bounds on ``|X_ij|`` (coordinate solvers).

@@ -1,0 +1,408 @@
+"""DP-SCD: private stochastic dual coordinate descent (Damaskinos et al. 2021, Algorithm 1).
+
+Problem and notation
+    ``min_w (1/N) sum_i l(x_i . w, y_i) + (lambda / 2) ||w||^2``: dpglm's objective
+    with an ``L2(alpha)`` penalty, so the paper's ``lambda`` is the penalty's
+    ``alpha`` (> 0) and ``N`` the number of records. Only L2-penalised problems
+    without intercept are handled, for the squared (ridge), logistic, hinge and
+    squared hinge losses.
+
+Row normalisation
+    The first step divides every row by its L2 norm (rows of norm 0 stay 0), a
+    per-record operation with no privacy cost that gives ``||x_i|| <= 1``, which
+    Lemma 1 needs. It changes the problem: the model is fitted on, and applies
+    to, normalised rows ``x / ||x||`` (``FitResult.info["row_normalised"]``).
+    An intercept is refused rather than emulated by a constant feature, which
+    would have to be scaled into the unit ball and so be penalised and rescaled.
+
+Algorithm
+    State: the dual ``alpha`` (one entry per record) and ``v = X^T alpha``,
+    both 0 at the start. Each of ``T = round(passes * N / L)`` steps draws a
+    batch ``B``; for every ``j`` in ``B`` the minimiser ``zeta_j`` of the local
+    subproblem (8), i.e. of ``l_j*(-(alpha_j + zeta)) + z_j zeta + (s_j / 2) zeta^2``
+    with ``z_j = x_j . v / (lambda N)`` and ``s_j = L ||x_j||^2 / (lambda N)``
+    (:meth:`dpglm.datafits.Datafit.dual_step`: closed form for ridge, hinge
+    (projected on the box) and squared hinge, one Newton step in the box for
+    logistic), all computed against the same ``(alpha, v)``, is scaled to
+    ``|zeta_j| <= C``; then ``alpha_B += zeta_B + N(0, sigma^2 I)`` and
+    ``v += sum_j zeta_j x_j + N(0, sigma^2 I)``. The model is ``theta = v / (lambda N)``.
+    The noise on ``alpha`` and ``v`` is independent and centred, so
+    ``E[v] = X^T E[alpha]`` (Remark 1). ``sequential=True`` is SeqDP-SCD: the
+    updates of a batch are applied one after the other (``s_j`` then uses 1
+    instead of ``L``), which correlates them.
+
+Privacy
+    Parallel updates touch distinct records and are computed independently, so
+    one record moves ``(Delta alpha, Delta v)`` by ``(zeta_j e_j, zeta_j x_j)``,
+    of norm at most ``sqrt(2) C`` (Lemma 1, add/remove neighbours); replacing a
+    record moves it by at most ``2 sqrt(2) C``. SeqDP-SCD has the paper's
+    sensitivity ``2 C sqrt(L (L + 1))`` for a batch of exactly ``L`` records
+    (replace-one: the replaced update and every later one in the batch change
+    by at most ``2 C``), so it needs ``sampling="without_replacement"``. The
+    noise has standard deviation ``sigma = z * sensitivity`` on ``alpha`` (on
+    ``B``) and on every entry of ``v``, where ``z`` is the noise multiplier
+    calibrated for ``T`` subsampled Gaussian releases, accounted as exactly the
+    sampler that runs:
+
+    ``sampling="poisson"`` (default)
+        Each record joins a batch independently with probability
+        ``q = L / N`` (:class:`~dpglm.solvers.dp_sgd.BatchSampler`);
+        Poisson-sampled Gaussians, add/remove neighbours. ``s_j`` uses the
+        expected batch size ``L``.
+    ``sampling="without_replacement"``
+        Exactly ``L`` distinct records per step, drawn independently at each
+        step; sampled-without-replacement Gaussians, replace-one neighbours.
+
+    Nothing is shuffled: shuffling once and accounting as Poisson sampling (as
+    in the published code) would claim an amplification that does not hold.
+    What is released is ``v`` (``theta`` and its history); ``alpha`` stays
+    inside the solver. It is noised only on ``B``, so releasing it would
+    reveal which records were sampled. The calibration charges the sensitivity
+    of ``(Delta alpha, Delta v)``, at least that of ``Delta v`` alone. With
+    Poisson sampling the hidden ``alpha`` is covered by giving the adversary
+    every other record's state and coins (independent of the target's): the
+    target's contribution to ``v`` is then a mixture of shifts of norm at most
+    ``C``, dominated by the worst single shift (joint convexity). With
+    sampling without replacement the batches couple the records and this
+    argument does not carry over as is; that case follows the paper's
+    accounting.
+
+``epsilon = inf`` runs the same steps with no noise and no scaling, and
+converges to the optimum of the row-normalised problem. The steps run in the
+numba kernels of :mod:`dpglm._kernels.dual_coordinate`, many per call, on a
+row-major view of ``X`` (C order or CSR; the normalisation is applied on the
+fly, so no normalised copy is made).
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.penalties import L2
+>>> from dpglm.problem import Problem
+>>> from dpglm.solvers.dp_scd import dp_scd
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, (2000, 5))
+>>> y = np.where(X @ np.array([1.0, -2.0, 0.0, 0.5, 0.0]) > 0, 1.0, -1.0)
+>>> fit = dp_scd(
+...     Problem(X, y, "logistic", L2(0.01)),
+...     epsilon=1.0,
+...     delta=1e-6,
+...     passes=5,
+...     batch_size=100,
+...     clip=0.5,
+...     random_state=0,
+... )
+>>> fit.report.epsilon <= 1.0, fit.n_iter, fit.report.neighbouring, fit.info["row_normalised"]
+(True, 100, 'add_remove', True)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm._kernels.dual_coordinate import scd_steps_csr, scd_steps_dense
+from dpglm.data.layout import as_layout
+from dpglm.datafits import HINGE, LOGISTIC, SQUARED, SQUARED_HINGE
+from dpglm.penalties import L2
+from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
+from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.solvers.coordinates import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_positive,
+    neighbouring_assumptions,
+)
+from dpglm.solvers.dp_sgd import (
+    NEIGHBOURING,
+    BatchSampler,
+    _check_batch_size,
+    _check_sampling,
+    _chunk_steps,
+    _sampling_assumptions,
+    schedule,
+)
+from dpglm.solvers.result import FitResult, History
+from dpglm.solvers.spending import check_privacy_target, spend
+
+#: the datafits DP-SCD handles (the kernels' dual steps)
+DATAFITS = {
+    SQUARED: "squared",
+    LOGISTIC: "logistic",
+    HINGE: "hinge",
+    SQUARED_HINGE: "squared_hinge",
+}
+
+#: what the guarantee of sampling without replacement rests on (see the module docstring)
+HIDDEN_STATE_WITHOUT_REPLACEMENT = (
+    "sampling without replacement: the dual variables are hidden state that couples the "
+    "records' sampling histories; the amplification by sampling follows the DP-SCD paper's "
+    "analysis (Damaskinos et al. 2021), which dpglm has not proven for this coupling "
+    "(Poisson sampling has a proof)"
+)
+
+NORMALISATION = (
+    "rows normalised to unit L2 norm before training (a per-record operation, no privacy "
+    "cost): the model is fitted on, and applies to, x / ||x||"
+)
+
+
+def sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -> float:
+    """L2 sensitivity of one batch update of ``(alpha, v)`` under the sampler's relation.
+
+    Examples
+    --------
+    >>> round(sensitivity(1.0, 10, "poisson", False), 4)
+    1.4142
+    >>> round(sensitivity(1.0, 3, "without_replacement", True), 4)
+    6.9282
+    """
+    if sequential:
+        return 2.0 * clip * math.sqrt(batch_size * (batch_size + 1.0))
+    return math.sqrt(2.0) * clip * (1.0 if sampling == "poisson" else 2.0)
+
+
+def check_scd_problem(problem) -> float:
+    """Refuse what DP-SCD cannot fit; return ``lambda`` (the L2 penalty's ``alpha``)."""
+    penalty = problem.penalty
+    if type(penalty) is not L2:
+        raise ValueError(
+            f"DP-SCD needs an L2 penalty (its dual is defined through lambda/2 ||w||^2); "
+            f"got penalty {penalty!r}"
+        )
+    if not penalty.alpha > 0:
+        raise ValueError(f"DP-SCD needs an L2 penalty with alpha > 0, got {penalty!r}")
+    if problem.datafit.code not in DATAFITS:
+        raise ValueError(
+            f"DP-SCD handles the {', '.join(DATAFITS.values())} losses; got the "
+            f"{problem.datafit.name} loss"
+        )
+    if problem.fit_intercept:
+        raise ValueError(
+            "DP-SCD does not fit an intercept (fit_intercept=True): rows are normalised to "
+            "unit norm, and a constant feature scaled into that bound would be penalised; "
+            "use fit_intercept=False"
+        )
+    return float(penalty.alpha)
+
+
+def row_scales(X) -> np.ndarray:
+    """``1 / ||x_i||`` for every row of the row-major ``X`` (0 for a zero row).
+
+    Examples
+    --------
+    >>> row_scales(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    array([0.2, 0. ])
+    """
+    if sp.issparse(X):
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        squares = np.einsum("ij,ij->i", X, X)
+    scale = np.zeros(squares.shape[0])
+    positive = squares > 0
+    scale[positive] = 1.0 / np.sqrt(squares[positive])
+    return scale
+
+
+def training_event(sampling, n, batch_size, count, sensitivity_, label=None):
+    """Template event of ``count`` DP-SCD steps (unit noise multiplier).
+
+    Examples
+    --------
+    >>> e = training_event("poisson", 100, 10, 5, 1.0)
+    >>> e.kind, e.count, e.sampling_rate
+    ('sampled_gaussian', 5, 0.1)
+    """
+    if sampling == "poisson":
+        where = {"sampling_rate": batch_size / n}
+    else:
+        where = {"dataset_size": n, "batch_size": batch_size}
+    return SampledGaussianEvent(
+        noise_multiplier=1.0,
+        count=count,
+        sampling=sampling,
+        sensitivity=None if math.isinf(sensitivity_) else sensitivity_,
+        label=label or f"scaled dual coordinate updates (alpha, v) over a {sampling} batch",
+        **where,
+    )
+
+
+class _Steps:
+    """Runs DP-SCD steps on the row-major data with the dense or CSR kernel."""
+
+    def __init__(self, problem, lambda_n, clip, sigma, curvature, sequential, batch_size):
+        X = as_layout(problem.X, "rows")
+        self.sparse = sp.issparse(X)
+        self.data = (X.data, X.indices, X.indptr) if self.sparse else (X,)
+        self.y = np.ascontiguousarray(problem.y, dtype=float)
+        self.scale = row_scales(X)
+        self.alpha = np.zeros(problem.n_samples)
+        self.v = np.zeros(problem.n_features)
+        self.zeta = np.empty(problem.n_samples if not sequential else batch_size)
+        datafit = problem.datafit
+        self.settings = (
+            float(sigma),
+            float(clip),
+            float(lambda_n),
+            float(curvature),
+            int(datafit.code),
+            float(getattr(datafit, "dual_box", 0.0)),
+            bool(sequential),
+        )
+
+    def run(self, counts, rows, noise_alpha, noise_v):
+        state = (self.y, self.scale, counts, rows, noise_alpha, noise_v, self.alpha, self.v)
+        if self.sparse:
+            scd_steps_csr(*self.data, *state, self.zeta, *self.settings)
+        else:
+            scd_steps_dense(*self.data, *state, self.zeta, *self.settings)
+
+
+def _train(steps: _Steps, sampler: BatchSampler, source, T, private, lambda_n) -> History:
+    """Run ``T`` steps, drawing batches then noise chunk by chunk; return the history."""
+    p = steps.v.shape[0]
+    history = History.empty(p)
+    marks = History.checkpoints(T)
+    chunk = _chunk_steps(p, sampler.batch_size, T)
+    for first in range(0, T, chunk):
+        size = min(chunk, T - first)
+        counts, rows = sampler.draw(source, size)
+        total = int(counts.sum())
+        if private:
+            noise_alpha = np.ascontiguousarray(source.standard_normal(total), dtype=float)
+            noise_v = np.ascontiguousarray(source.standard_normal((size, p)), dtype=float)
+            noise_alpha = noise_alpha.reshape(total)
+            noise_v = noise_v.reshape(size, p)
+        else:
+            noise_alpha, noise_v = np.zeros(total), np.zeros((size, p))
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        done = 0
+        for end in sorted({m - first for m in marks if first < m <= first + size} | {size}):
+            span = slice(offsets[done], offsets[end])
+            steps.run(counts[done:end], rows[span], noise_alpha[span], noise_v[done:end])
+            done = end
+            if first + end in marks:
+                history.record((first + end) * sampler.batch_size / sampler.n, steps.v / lambda_n)
+    return history
+
+
+def dp_scd(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    passes: float = 5.0,
+    batch_size: int = 256,
+    clip: float = 0.5,
+    sampling: str = "poisson",
+    sequential: bool = False,
+    budget=None,
+    accountant: str = "auto",
+    random_state=None,
+    secure: bool = False,
+) -> FitResult:
+    """Fit ``problem`` (rows normalised to unit norm) with DP-SCD.
+
+    Parameters
+    ----------
+    problem : Problem
+        Squared, logistic, hinge or squared hinge loss, an ``L2(alpha)``
+        penalty with ``alpha > 0`` (the paper's ``lambda``), no intercept.
+    epsilon, delta : float
+        Target guarantee, for add/remove neighbours with Poisson sampling and
+        replace-one neighbours without replacement; ``epsilon = inf`` runs
+        without noise and without scaling.
+    passes : float, default=5.0
+        Records sampled in units of ``N``: ``T = round(passes * N / batch_size)`` steps.
+    batch_size : int, default=256
+        ``L`` in ``[1, N]``: expected batch size with Poisson sampling, exact
+        one without replacement; also the factor of the subproblem's curvature.
+    clip : float, default=0.5
+        ``C``, the bound on every ``|zeta_j|``; finite unless ``epsilon = inf``.
+    sampling : {"poisson", "without_replacement"}, default="poisson"
+    sequential : bool, default=False
+        SeqDP-SCD (needs ``sampling="without_replacement"``).
+    budget : PrivacyBudget, optional
+        Charged once, before the data is read for training.
+    accountant : str, default="auto"
+    random_state : None, int, Generator or NoiseSource
+        All randomness (batches and noise) comes from it.
+    secure : bool, default=False
+        Draw from the operating system's CSPRNG (no seed allowed).
+
+    Returns
+    -------
+    FitResult
+        Coefficients for normalised rows; ``history`` holds ``v / (lambda N)``
+        at up to 100 evenly spaced steps.
+    """
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    clip = check_positive("clip", clip, allow_inf=True)
+    sampling = _check_sampling(sampling)
+    if not isinstance(sequential, bool | np.bool_):
+        raise TypeError(f"sequential must be a bool, got {sequential!r}")
+    if sequential and sampling != "without_replacement":
+        raise ValueError(
+            "sequential=True (SeqDP-SCD) needs sampling='without_replacement': its "
+            "sensitivity 2 C sqrt(L (L + 1)) holds for batches of exactly L records"
+        )
+    lam = check_scd_problem(problem)
+    n = problem.n_samples
+    batch_size = _check_batch_size(batch_size, n)
+    T = schedule(passes, n, batch_size)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    clip = clip if private else math.inf
+    sens = sensitivity(clip, batch_size, sampling, sequential)
+    neighbouring = NEIGHBOURING[sampling]
+    name = "SeqDP-SCD" if sequential else "DP-SCD"
+    template = PrivacyPlan((training_event(sampling, n, batch_size, T, sens),), neighbouring)
+    source = make_noise_source(random_state, secure=secure)
+    spent = spend(
+        template,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        budget=budget,
+        label=f"{name} ({sampling}) on {problem!r}",
+        assumptions=(
+            *neighbouring_assumptions(neighbouring),
+            *_sampling_assumptions(sampling, n, batch_size),
+            NORMALISATION,
+            *(() if sampling == "poisson" else (HIDDEN_STATE_WITHOUT_REPLACEMENT,)),
+            HYPERPARAMETER_ASSUMPTION,
+        ),
+        secure=source.secure,
+    )
+    event = spent.plan.events[0]
+    multiplier = event.noise_multiplier if private else 0.0
+    sigma = multiplier * sens if private else 0.0
+
+    lambda_n = lam * n
+    curvature = 1.0 if sequential else float(batch_size)
+    steps = _Steps(problem, lambda_n, clip, sigma, curvature, sequential, batch_size)
+    sampler = BatchSampler(n, batch_size, sampling)
+    history = _train(steps, sampler, source, T, private, lambda_n)
+    return FitResult.from_theta(
+        problem,
+        steps.v / lambda_n,
+        history=history,
+        report=spent.report,
+        n_iter=T,
+        info={
+            "solver": "seqdp-scd" if sequential else "dp-scd",
+            "row_normalised": True,
+            "normalisation": NORMALISATION,
+            "sampling": sampling,
+            "sequential": sequential,
+            "batch_size": batch_size,
+            "sampling_rate": batch_size / n,
+            "steps": T,
+            "clip": clip,
+            "sensitivity": sens if private else math.inf,
+            "noise_multiplier": multiplier,
+            "noise_std": sigma,
+            "lambda": lam,
+        },
+    )
