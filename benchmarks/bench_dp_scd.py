@@ -65,11 +65,10 @@ from dpglm.privacy.mechanisms import make_noise_source  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
 from dpglm.solvers.dp_scd import _Steps, dp_scd, row_scales  # noqa: E402
 from dpglm.solvers.dp_sgd import BatchSampler, schedule  # noqa: E402
+from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_dp_scd.json"
-README = HERE / "README.md"
-BEGIN, END = "<!-- bench_dp_scd:begin -->", "<!-- bench_dp_scd:end -->"
 
 BATCH = 256
 CLIP = 0.5
@@ -295,24 +294,19 @@ def markdown(report):
     return "\n".join(lines)
 
 
+#: the heading and prose of this script's section of benchmarks/README.md
+SECTION = (
+    "## DP-SCD speed (`bench_dp_scd.py`)\n\n"
+    "Whole `dp_scd` calls against a non-private numba SDCA epoch on the same row-normalised "
+    "data, timed round-robin in one process; per-epoch figures are differences of a long and "
+    "a one-epoch call, so the per-call copy of `X` to rows and the calibration cancel out "
+    "(the copy is also timed on its own). Generated from `results/bench_dp_scd.json` "
+    "(`python benchmarks/bench_dp_scd.py --table`)."
+)
+
+
 def update_readme(table):
-    section = (
-        "## DP-SCD speed (`bench_dp_scd.py`)\n\n"
-        "Whole `dp_scd` calls against a non-private numba SDCA epoch on the same row-normalised "
-        "data, timed round-robin in one process; per-epoch figures are differences of a long and "
-        "a one-epoch call, so the per-call copy of `X` to rows and the calibration cancel out "
-        "(the copy is also timed on its own). Generated from `results/bench_dp_scd.json` "
-        "(`python benchmarks/bench_dp_scd.py --table`).\n\n"
-        f"{BEGIN}\n{table}\n{END}\n"
-    )
-    text = README.read_text()
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = f"{head}{BEGIN}\n{table}\n{END}{tail}"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
+    replace_table("bench_dp_scd", table, SECTION)
 
 
 def main(argv=None):

@@ -46,11 +46,10 @@ import numpy as np
 from dpglm.data import load
 from dpglm.estimators import DPLogisticRegression, DPRidge
 from dpglm.exceptions import PrivacyLeakWarning
+from readme_tables import replace_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_estimators.json"
-README = HERE / "README.md"
-BEGIN, END = "<!-- bench_estimators:begin -->", "<!-- bench_estimators:end -->"
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd")
@@ -214,12 +213,7 @@ def markdown(results):
 
 
 def update_readme(table):
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README} has no {BEGIN} ... {END} section")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    README.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    replace_table("bench_estimators", table)
 
 
 def main(argv=None):

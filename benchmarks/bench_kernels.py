@@ -57,12 +57,10 @@ from dpglm._kernels import (  # noqa: E402
 )
 from dpglm._kernels.jit import FASTMATH  # noqa: E402
 from dpglm.datafits import LOGISTIC, SQUARED  # noqa: E402
+from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-README = HERE / "README.md"
-BEGIN = "<!-- bench_kernels:begin -->"
-END = "<!-- bench_kernels:end -->"
 
 FULL = {"n": 20_000, "p": 500, "sparse_p": 20_000, "density": 0.005, "batch": 256}
 QUICK = {"n": 4_000, "p": 100, "sparse_p": 4_000, "density": 0.005, "batch": 256}
@@ -492,31 +490,23 @@ def markdown(report):
     return "\n".join(lines)
 
 
+#: the heading and prose of this script's section of benchmarks/README.md
+SECTION = (
+    "## Kernel speed (`bench_kernels.py`)\n\n"
+    "The numba kernels of `dpglm._kernels` against the floor, the cheapest way to read "
+    "the same data once, timed round-robin with it in the same process (memory "
+    "bandwidth drifts 20-25 % between runs, so only these ratios are comparable). "
+    "Before each group the script waits until other processes use less than 0.15 core, "
+    "and the JSON records that load. Headline DP-CD steps: uniformly random order on "
+    "dense data (the order of DP-CD), cyclic order on CSC data. The dense floor is BLAS "
+    "`X.T @ r`; the clipped-gradient kernel streams four columns at a time and can read "
+    "X faster than it (ratios below 1). The table is generated "
+    "from `results/bench_kernels.json` (`python benchmarks/bench_kernels.py --table`)."
+)
+
+
 def update_readme(table):
-    section = (
-        "## Kernel speed (`bench_kernels.py`)\n\n"
-        "The numba kernels of `dpglm._kernels` against the floor, the cheapest way to read "
-        "the same data once, timed round-robin with it in the same process (memory "
-        "bandwidth drifts 20-25 % between runs, so only these ratios are comparable). "
-        "Before each group the script waits until other processes use less than 0.15 core, "
-        "and the JSON records that load. Headline DP-CD steps: uniformly random order on "
-        "dense data (the order of DP-CD), cyclic order on CSC data. The dense floor is BLAS "
-        "`X.T @ r`; the clipped-gradient kernel streams four columns at a time and can read "
-        "X faster than it (ratios below 1). The table is generated "
-        "from `results/bench_kernels.json` (`python benchmarks/bench_kernels.py --table`).\n\n"
-        f"{BEGIN}\n{table}\n{END}\n"
-    )
-    if README.exists():
-        text = README.read_text()
-    else:
-        text = "# Benchmarks\n\nSpeed benchmarks and reproductions of the papers' experiments.\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = f"{head}{BEGIN}\n{table}\n{END}{tail}"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
+    replace_table("bench_kernels", table, SECTION)
 
 
 def main(argv=None):

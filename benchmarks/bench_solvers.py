@@ -64,11 +64,10 @@ from dpglm.problem import Problem  # noqa: E402
 from dpglm.solvers.dp_cd import dp_cd  # noqa: E402
 from dpglm.solvers.dp_gcd import dp_gcd  # noqa: E402
 from dpglm.solvers.dp_sgd import dp_sgd  # noqa: E402
+from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_solvers.json"
-README = HERE / "README.md"
-BEGIN, END = "<!-- bench_solvers:begin -->", "<!-- bench_solvers:end -->"
 
 AVERAGED_ROUNDS = 4
 GOALS = {"dp_cd_epoch": 1.5, "dp_gcd_step_sparse": 0.2, "dp_sgd_step": 1.6}
@@ -279,22 +278,17 @@ def markdown(report):
     return "\n".join(lines)
 
 
+#: the heading and prose of this script's section of benchmarks/README.md
+SECTION = (
+    "## Solver speed (`bench_solvers.py`)\n\n"
+    "Whole solver calls against their floors, timed round-robin in one process; per-step "
+    "figures are differences of a long and a one-step call. Generated from "
+    "`results/bench_solvers.json` (`python benchmarks/bench_solvers.py --table`)."
+)
+
+
 def update_readme(table):
-    section = (
-        "## Solver speed (`bench_solvers.py`)\n\n"
-        "Whole solver calls against their floors, timed round-robin in one process; per-step "
-        "figures are differences of a long and a one-step call. Generated from "
-        "`results/bench_solvers.json` (`python benchmarks/bench_solvers.py --table`).\n\n"
-        f"{BEGIN}\n{table}\n{END}\n"
-    )
-    text = README.read_text()
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = f"{head}{BEGIN}\n{table}\n{END}{tail}"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text)
+    replace_table("bench_solvers", table, SECTION)
 
 
 def main(argv=None):

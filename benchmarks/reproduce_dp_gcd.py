@@ -72,12 +72,11 @@ from dpglm.solvers import dp_gcd as dp_gcd_module
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.reference import solve_reference
+from readme_tables import replace_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "reproduce_dp_gcd.json"
 FIGURE = HERE / "results" / "reproduce_dp_gcd.png"
-README = HERE / "README.md"
-BEGIN, END = "<!-- reproduce_dp_gcd:begin -->", "<!-- reproduce_dp_gcd:end -->"
 
 EPSILON = 1.0
 RUNS = 5
@@ -357,13 +356,7 @@ def report(results, figure=FIGURE):
 
 
 def update_readme(table):
-    """Replace the table between the markers of ``benchmarks/README.md``."""
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README} has no {BEGIN} ... {END} section")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    README.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    replace_table("reproduce_dp_gcd", table)
 
 
 def main(argv=None):

@@ -1,0 +1,38 @@
+"""The generated tables of ``benchmarks/README.md``.
+
+Each benchmark script owns one table, kept between the markers
+``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``; rewriting it leaves the
+prose around the markers as it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+README = Path(__file__).resolve().parent / "README.md"
+HEADER = "# Benchmarks\n\nSpeed benchmarks and reproductions of the papers' experiments.\n"
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The begin and end markers of table ``name``."""
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def replace_table(name: str, table: str, section: str | None = None, readme: Path = README):
+    """Put ``table`` between the markers of ``name`` in ``readme``.
+
+    Without the markers, ``section`` (a heading and its prose) is appended
+    with the markers and the table after it; without a ``section`` either,
+    the script stops and says which markers are missing.
+    """
+    begin, end = markers(name)
+    text = readme.read_text() if readme.exists() else HEADER
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = f"{head}{begin}\n{table}\n{end}{tail}"
+    elif section is None:
+        raise SystemExit(f"{readme} has no {begin} ... {end} section")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + f"\n\n{begin}\n{table}\n{end}\n"
+    readme.write_text(text)
