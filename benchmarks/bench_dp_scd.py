@@ -9,16 +9,18 @@ row-normalised data (sequential dual coordinate ascent in a random
 permutation, closed-form ridge step, ``w += delta x_i / (lambda N)``).
 
 Solver calls are timed end to end through :func:`dpglm.solvers.dp_scd.dp_scd`.
-The per-epoch time is a difference of a long and a short call, so setup
-(layout conversion, row norms) and calibration cancel out:
-``(t(3 epochs) - t(1 epoch)) / 2``. The problem stores ``X`` column-wise
-(Fortran / CSC) and DP-SCD reads rows, so every call converts ``X`` once
-(``as_layout(X, "rows")``, a copy); that one-time cost is timed on its own.
-To say what an epoch is spent on, its parts are timed separately too: the
-noise draws (``T`` times ``p`` normals for ``v`` plus one per batch entry for
-``alpha``), the batch draws, and the numba kernel on pre-drawn inputs. All
-callables of a group are timed round-robin (``bench_kernels.time_round_robin``),
-and the load of other processes during the group is recorded.
+The per-epoch time is a difference of a long and a short call, so setup (row
+norms) and calibration cancel out: ``(t(3 epochs) - t(1 epoch)) / 2``. The
+data is given row-major (C order / CSR), the layout DP-SCD reads, and the
+problem holds it as given: the script checks that no column-major copy was
+made (``Problem.layouts``). To say what an epoch is spent on, its parts are
+timed separately too: the numba steps with their noise drawn inside the
+kernel (``T`` times ``p`` normals for ``v`` plus one per batch entry for
+``alpha``, from the fit's Generator), the same steps without noise, the batch
+draws, and, for comparison, numpy's bulk draws of the same noise (the path of
+the secure source). All callables of a group are timed round-robin
+(``bench_kernels.time_round_robin``), and the load of other processes during
+the group is recorded.
 
 Usage::
 
@@ -114,9 +116,9 @@ def sdca_epoch_csr(data, indices, indptr, y, squares, alpha, w, order, lambda_n)
 
 def make_data(n, p, sparse_p, density, seed=0):
     rng = np.random.default_rng(seed)
-    X = np.asfortranarray(rng.uniform(-1.0, 1.0, (n, p)))
+    X = np.ascontiguousarray(rng.uniform(-1.0, 1.0, (n, p)))
     y = X @ rng.standard_normal(p) + rng.standard_normal(n)
-    Xs = sp.random(n, sparse_p, density=density, random_state=seed + 1, format="csc")
+    Xs = sp.random(n, sparse_p, density=density, random_state=seed + 1, format="csr")
     Xs.data = rng.uniform(-1.0, 1.0, Xs.nnz)
     ys = Xs @ rng.standard_normal(sparse_p) + rng.standard_normal(n)
     return X, y, Xs, ys
@@ -147,7 +149,7 @@ def group(problem, y, n_perms=8):
     n, p = problem.n_samples, problem.n_features
     lambda_n = LAMBDA * n
     rng = np.random.default_rng(1)
-    rows = normalised_rows(problem.X)
+    rows = normalised_rows(problem.rows)
     squares = (
         np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
         if sp.issparse(rows)
@@ -185,18 +187,20 @@ def group(problem, y, n_perms=8):
     T = schedule(1, n, BATCH)
     source = make_noise_source(0)
     sampler = BatchSampler(n, BATCH, "poisson")
-    steps = _Steps(problem, lambda_n, CLIP, sigma, float(BATCH), False, BATCH)
     drawn = [sampler.draw(source, T) for _ in range(n_perms)]
-    noise = [
-        (source.standard_normal(int(c.sum())), source.standard_normal((T, p))) for c, _ in drawn
-    ]
+    inline = (np.zeros(0), np.zeros(0), source.generator, True)
 
-    def kernel():
-        cursor[0] = (cursor[0] + 1) % n_perms
-        (counts, batch_rows), (noise_alpha, noise_v) = drawn[cursor[0]], noise[cursor[0]]
-        steps.run(counts, batch_rows, noise_alpha, noise_v)
+    def kernel(noise_std):
+        steps = _Steps(problem, lambda_n, CLIP, noise_std, float(BATCH), False, BATCH)
 
-    def noise_draws():
+        def run():
+            cursor[0] = (cursor[0] + 1) % n_perms
+            counts, batch_rows = drawn[cursor[0]]
+            steps.run(counts, batch_rows, inline)
+
+        return run
+
+    def noise_draws_numpy():
         counts = drawn[0][0]
         source.standard_normal(int(counts.sum()))
         source.standard_normal((T, p))
@@ -207,11 +211,11 @@ def group(problem, y, n_perms=8):
         "dp_scd_long": solver(LONG),
         "dp_scd_nonoise_1": solver(1, np.inf),
         "dp_scd_nonoise_long": solver(LONG, np.inf),
-        "kernel_epoch": kernel,
-        "noise_draws_epoch": noise_draws,
+        "kernel_epoch": kernel(sigma),
+        "kernel_epoch_nonoise": kernel(0.0),
         "batch_draws_epoch": lambda: sampler.draw(source, T),
-        "to_rows": lambda: as_layout(problem.X, "rows"),
-        "row_scales": lambda: row_scales(as_layout(problem.X, "rows")),
+        "noise_draws_numpy": noise_draws_numpy,
+        "row_scales": lambda: row_scales(problem.rows),
     }
 
 
@@ -225,6 +229,10 @@ def run(n, p, sparse_p, density, repeats):
             ("sparse", Problem(Xs, ys, "squared", L2(LAMBDA)), ys),
         ):
             results[kind] = measure(group(problem, np.ascontiguousarray(target)), repeats)
+            # the row-major data was read in place: no column-major copy was made
+            results[kind]["layouts"] = list(problem.layouts)
+            if problem.layouts != ("rows",):
+                raise RuntimeError(f"DP-SCD made a copy of the data: {problem.layouts}")
     return results
 
 
@@ -238,16 +246,28 @@ def summarise(results):
         entries = [
             (f"dp_scd_epoch_{kind}", f"DP-SCD epoch, {data}, epsilon = 1", per_epoch),
             (f"dp_scd_epoch_nonoise_{kind}", "same, epsilon = inf (no noise draws)", no_noise),
-            (f"kernel_epoch_{kind}", "part: numba steps of one epoch", t["kernel_epoch"]),
-            (f"noise_draws_{kind}", "part: noise draws of one epoch", t["noise_draws_epoch"]),
+            (
+                f"kernel_epoch_{kind}",
+                "part: numba steps of one epoch, noise drawn inside",
+                t["kernel_epoch"],
+            ),
+            (
+                f"kernel_epoch_nonoise_{kind}",
+                "part: the same steps without noise",
+                t["kernel_epoch_nonoise"],
+            ),
             (f"batch_draws_{kind}", "part: Poisson batch draws", t["batch_draws_epoch"]),
             (
                 f"rest_{kind}",
-                "part: rest (noise buffers, history, calls)",
-                per_epoch - t["kernel_epoch"] - t["noise_draws_epoch"] - t["batch_draws_epoch"],
+                "part: rest (history, calls)",
+                per_epoch - t["kernel_epoch"] - t["batch_draws_epoch"],
             ),
-            (f"to_rows_{kind}", "one-time copy of X to rows (per call)", t["to_rows"]),
-            (f"row_scales_{kind}", "one-time copy + row norms (per call)", t["row_scales"]),
+            (
+                f"noise_draws_numpy_{kind}",
+                "for comparison: numpy bulk draws of one epoch's noise (secure source path)",
+                t["noise_draws_numpy"],
+            ),
+            (f"row_scales_{kind}", "one-time row norms (per call)", t["row_scales"]),
         ]
         for measure_, label, seconds in entries:
             goal = GOALS.get(measure_)
@@ -275,8 +295,9 @@ def markdown(report):
     ]
     size = report["size"]
     lines = [
-        f"Ridge (lambda = {LAMBDA:g}), dense {size['n']} x {size['p']} (stored F order), sparse "
-        f"{size['n']} x {size['sparse_p']} at {size['density']:.1%} (stored CSC); batch "
+        f"Ridge (lambda = {LAMBDA:g}), dense {size['n']} x {size['p']} (given in C order), "
+        f"sparse {size['n']} x {size['sparse_p']} at {size['density']:.1%} (given as CSR; "
+        "the problem holds the rows as given and makes no column-major copy); batch "
         f"{BATCH} (Poisson), clip {CLIP}, one thread. Epochs from (t({LONG} epochs) - t(1)) / "
         f"{LONG - 1}; median of {report['repeats']} interleaved repeats. Other processes used "
         f"up to {max(loads, default=0):.2f} cores during the groups.",
@@ -299,8 +320,8 @@ SECTION = (
     "## DP-SCD speed (`bench_dp_scd.py`)\n\n"
     "Whole `dp_scd` calls against a non-private numba SDCA epoch on the same row-normalised "
     "data, timed round-robin in one process; per-epoch figures are differences of a long and "
-    "a one-epoch call, so the per-call copy of `X` to rows and the calibration cancel out "
-    "(the copy is also timed on its own). Generated from `results/bench_dp_scd.json` "
+    "a one-epoch call, so the per-call row norms and the calibration cancel out (the row "
+    "norms are also timed on their own). Generated from `results/bench_dp_scd.json` "
     "(`python benchmarks/bench_dp_scd.py --table`)."
 )
 

@@ -19,7 +19,8 @@ def test_breast_cancer():
     assert int((ds.y == -1).sum()) == 357
     assert ds.feature_names[0] == "mean radius"
     assert ds.target_name == "diagnosis"
-    assert ds.X.flags.f_contiguous
+    # kept in scikit-learn's C order: the rows layout
+    assert ds.X.flags.c_contiguous
 
 
 def test_diabetes():

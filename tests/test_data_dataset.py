@@ -16,7 +16,8 @@ def test_defaults_and_properties():
     assert ds.classes is None
     assert ds.feature_names == ["x0", "x1"]
     assert (ds.n_samples, ds.n_features) == (3, 2)
-    assert ds.X.flags.f_contiguous
+    assert ds.X.flags.c_contiguous
+    assert Dataset(np.zeros((3, 2), order="F"), np.zeros(3)).X.flags.f_contiguous
     assert ds.coef_true is None
     assert repr(ds) == (
         "Dataset(source='numpy array', task='regression', n_samples=3, n_features=2)"
@@ -57,9 +58,10 @@ def test_inconsistent_fields_are_refused():
         Dataset(np.eye(2), np.zeros(2), coef_true=np.zeros(3))
 
 
-def test_sparse_x_becomes_csc_matrix():
+def test_sparse_x_becomes_a_csr_or_csc_matrix():
+    assert type(Dataset(sp.coo_array(np.eye(3)), np.zeros(3)).X) is sp.csc_matrix
     ds = Dataset(sp.csr_array(np.eye(3)), np.zeros(3))
-    assert isinstance(ds.X, sp.csc_matrix)
+    assert type(ds.X) is sp.csr_matrix
     assert ds.X.dtype == np.float64
     assert "sparse=True, nnz=3" in repr(ds)
 

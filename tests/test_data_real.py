@@ -27,7 +27,7 @@ def test_files_are_the_documented_ones(name):
 def test_phishing():
     ds = load(DATA / "phishing.svm.gz", task="classification", n_features=68)
     assert (ds.n_samples, ds.n_features) == (11055, 68)
-    assert isinstance(ds.X, sp.csc_matrix)
+    assert isinstance(ds.X, sp.csr_matrix)
     assert ds.classes.tolist() == [-1, 1]
     assert int((ds.y == 1).sum()) == 6157
     assert int((ds.y == -1).sum()) == 4898

@@ -45,7 +45,7 @@ def test_round_trip(tmp_path, name):
     y = np.array([1.5, -2.0, 0.0, 3.0])
     path = dump(tmp_path / name, DENSE, y, gz=name.lower().endswith(".gz"))
     ds = load(path, n_features=5)
-    assert isinstance(ds.X, sp.csc_matrix)
+    assert isinstance(ds.X, sp.csr_matrix)
     assert ds.X.dtype == np.float64
     assert ds.X.has_sorted_indices
     assert ds.X.has_canonical_format

@@ -139,6 +139,79 @@ def test_consistency_in_expectation():
     assert np.abs(np.mean(alphas, axis=0)).max() > 0.0
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize(
+    "sequential, noise_all",
+    [(False, False), (True, False), (False, True), (True, True)],
+    ids=["parallel", "sequential", "parallel-all", "sequential-all"],
+)
+def test_inline_noise_is_the_pre_drawn_noise_in_draw_order(sparse, sequential, noise_all):
+    """The kernels' two noise paths (Generator inside, draws handed over) agree exactly.
+
+    Inline, each step draws the noise of ``alpha`` (its batch entries, or all ``n`` with
+    ``noise_all``) and then ``p`` values for ``v``; handing over the same values in that
+    order must give the same state.
+    """
+    problem = problem_of("logistic", True, n=60, p=5, sparse=sparse)
+    batch, steps_n, sigma, p = 6, 7, 0.4, problem.n_features
+    per_step = 60 if noise_all else batch
+    counts = np.full(steps_n, batch, dtype=np.int64)
+    rows = np.random.default_rng(seed_of("inline rows")).integers(0, 60, batch * steps_n)
+    lam_n = LAMBDA * problem.n_samples
+
+    def state(noise=sigma):
+        return dp_scd_module._Steps(
+            problem, lam_n, 0.5, noise, batch, sequential, batch, noise_all
+        )
+
+    inline = state()
+    inline.run(counts, rows, (np.zeros(0), np.zeros(0), np.random.default_rng(3), True))
+    draws = np.random.default_rng(3).standard_normal((steps_n, per_step + p))
+    handed = state()
+    noise_alpha, noise_v = draws[:, :per_step].ravel(), draws[:, per_step:].ravel()
+    handed.run(counts, rows, (noise_alpha, noise_v, dp_scd_module._NO_GENERATOR, False))
+    np.testing.assert_array_equal(inline.alpha, handed.alpha)
+    np.testing.assert_array_equal(inline.v, handed.v)
+    # and the noise did reach both parts of the state
+    quiet = state(0.0)
+    quiet.run(counts, rows, (np.zeros(0), np.zeros(0), np.random.default_rng(3), True))
+    assert np.abs(quiet.v - inline.v).min() > 0
+    touched = np.isin(np.arange(60), rows)
+    # noise on every dual entry, or on the sampled ones only
+    assert np.all((quiet.alpha != inline.alpha) == (touched | noise_all))
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_dual_noise_covers_the_batch_or_everything(sampling):
+    """Without replacement every dual entry is noised at every step; with Poisson only B."""
+    problem = problem_of("squared", False, n=200)
+    lam_n = LAMBDA * problem.n_samples
+    noise_all = sampling == "without_replacement"
+    state = dp_scd_module._Steps(problem, lam_n, 0.5, 0.3, 10, False, 10, noise_all)
+    sampler = BatchSampler(200, 10, sampling)
+    dp_scd_module._train(state, sampler, make_noise_source(5), 1, True, lam_n)
+    noised = np.count_nonzero(state.alpha)
+    assert noised == 200 if noise_all else noised < 40
+    fit = dp_scd(problem, sampling=sampling, random_state=0, **PRIVATE)
+    assert (dp_scd_module.DUAL_RELEASED_WITHOUT_REPLACEMENT in fit.report.assumptions) is noise_all
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_row_major_data_is_read_in_place(sparse):
+    """DP-SCD reads rows: given rows, it makes no column-major copy of the data."""
+    X, y = make_data(2, n=200, p=6, classification=True, sparse=sparse)
+    X = sp.csr_matrix(X) if sparse else np.ascontiguousarray(X)
+    problem = Problem(X, y, "logistic", L2(LAMBDA))
+    fit = dp_scd(problem, random_state=0, **PRIVATE)
+    fit.history.objectives(problem)
+    assert problem.layouts == ("rows",) and problem.rows is X
+
+
+def test_secure_source_draws_the_noise_in_advance():
+    fit = dp_scd(problem_of("squared", False), secure=True, **PRIVATE)
+    assert fit.report.secure and np.all(np.isfinite(fit.coef)) and fit.coef.any()
+
+
 # -- a one-step audit on worst-case replace-one neighbours ----------------------------------
 
 AUDIT_ROWS, AUDIT_CLIP, AUDIT_RUNS = 4, 1.0, 20_000

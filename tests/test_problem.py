@@ -188,9 +188,27 @@ def test_theta_shape_and_clip_are_checked():
         prob.prox(np.zeros(3), [1.0, 1.0])
 
 
-def test_problem_keeps_columns_layout():
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_problem_holds_the_given_layout_and_converts_once(sparse):
     rng = np.random.default_rng(0)
-    prob = Problem(np.ascontiguousarray(rng.normal(size=(6, 3))), rng.normal(size=6), "squared")
-    assert prob.X.flags.f_contiguous
-    prob = Problem(sp.csr_matrix(rng.normal(size=(6, 3))), rng.normal(size=6), "squared")
-    assert sp.isspmatrix_csc(prob.X) or prob.X.format == "csc"
+    X = np.ascontiguousarray(rng.normal(size=(6, 3)))
+    X = sp.csr_matrix(X) if sparse else X
+    prob = Problem(X, rng.normal(size=6), "squared")
+    # row-major input is held as is: a row solver reads it without a copy
+    assert prob.rows is X and prob.layouts == ("rows",)
+    # evaluating the objective reads the held layout, and makes no other
+    prob.objective(np.ones(3))
+    prob.gradient(np.ones(3))
+    assert prob.layouts == ("rows",)
+    columns = prob.X
+    assert prob.layouts == ("rows", "columns") and prob.X is columns
+    if sparse:
+        assert type(columns) is sp.csc_matrix
+    else:
+        assert columns.flags.f_contiguous
+    np.testing.assert_array_equal(
+        columns.toarray() if sparse else columns, X.toarray() if sparse else X
+    )
+    # column-major input is held as is too
+    F = sp.csc_matrix(X) if sparse else np.asfortranarray(X)
+    assert Problem(F, np.zeros(6), "squared").X is F

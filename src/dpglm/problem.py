@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from dpglm import _kernels
 from dpglm.data import as_layout, load
+from dpglm.data.layout import nearest_layout, sparse_matrix
 from dpglm.datafits import Datafit, get_datafit
 from dpglm.exceptions import PrivacyLeakWarning, ShapeMismatchError, TargetError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
@@ -73,8 +74,9 @@ class Problem:
     Parameters
     ----------
     X : array_like or sparse matrix of shape (n_samples, n_features)
-        Features; validated and stored column-wise (Fortran order or CSC),
-        the layout coordinate methods read.
+        Features; validated and kept in their layout when it is one of the
+        two solvers read (C or Fortran order, CSR or CSC; see
+        :func:`dpglm.data.load`). The other layout is made on first use.
     y : array_like of shape (n_samples,)
         Targets; -1/+1 labels for classification datafits.
     datafit : Datafit or str
@@ -87,7 +89,11 @@ class Problem:
     Attributes
     ----------
     X : ndarray or scipy.sparse.csc_matrix
-        The validated features, column-wise.
+        The features column-wise (Fortran order or CSC), what coordinate
+        methods read; converted once, on first use, when given row-wise.
+    rows : ndarray or scipy.sparse.csr_matrix
+        The features row-wise (C order or CSR), what DP-SGD and DP-SCD read;
+        converted once, on first use, when given column-wise.
     y : ndarray
         The validated targets.
     n_samples, n_features, n_coords : int
@@ -103,12 +109,13 @@ class Problem:
 
     def __init__(self, X, y, datafit, penalty=None, fit_intercept: bool = False):
         data = load(X, y)
-        self.X = as_layout(data.X, "columns")
+        # one layout to start with; a solver that reads the other converts once
+        self._layouts = {nearest_layout(data.X): data.X}
         self.y = data.y
         self.datafit: Datafit = get_datafit(datafit)
         self.penalty: Penalty = get_penalty(penalty) if penalty is not None else NoPenalty()
         self.fit_intercept = bool(fit_intercept)
-        self.n_samples, self.n_features = self.X.shape
+        self.n_samples, self.n_features = data.X.shape
         self.n_coords = self.n_features + int(self.fit_intercept)
         if self.datafit.binary_labels:
             bad = np.flatnonzero((self.y != 1.0) & (self.y != -1.0))
@@ -119,6 +126,49 @@ class Problem:
                     f"y={float(self.y[i])!r}; encode labels with dpglm.data.load(..., "
                     "task='classification')"
                 )
+
+    # -- layouts ------------------------------------------------------------------------
+
+    @property
+    def X(self):  # noqa: N802 (scikit-learn's name for the features)
+        """The features column-wise (Fortran order or CSC)."""
+        return self.layout("columns")
+
+    @property
+    def rows(self):
+        """The features row-wise (C order or CSR)."""
+        return self.layout("rows")
+
+    def layout(self, name: str):
+        """The features in layout ``name`` (``"columns"`` or ``"rows"``), converted once.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.arange(6.0).reshape(3, 2)
+        >>> prob = Problem(X, np.zeros(3), "squared")
+        >>> prob.layout("rows") is X, prob.layouts
+        (True, ('rows',))
+        >>> prob.X.flags.f_contiguous, prob.layouts
+        (True, ('rows', 'columns'))
+        """
+        X = self._layouts.get(name)
+        if X is None:
+            X = as_layout(self.features, name)
+            if sp.issparse(X):
+                X = sparse_matrix(X)
+            self._layouts[name] = X
+        return X
+
+    @property
+    def layouts(self) -> tuple:
+        """The layouts held so far, in the order they were made."""
+        return tuple(self._layouts)
+
+    @property
+    def features(self):
+        """The features in whichever layout is held (the first one made)."""
+        return next(iter(self._layouts.values()))
 
     # -- parameters ---------------------------------------------------------------------
 
@@ -150,7 +200,7 @@ class Problem:
     def margins(self, theta):
         """Margins ``z_i = x_i . w + b`` of every sample."""
         coef, intercept = self.split(theta)
-        return np.asarray(self.X @ coef).ravel() + intercept
+        return np.asarray(self.features @ coef).ravel() + intercept
 
     def datafit_value(self, theta) -> float:
         """Empirical risk ``(1/n) sum_i l(z_i, y_i)``."""
@@ -182,7 +232,7 @@ class Problem:
             if derivatives is None
             else self._check_derivatives(derivatives)
         )
-        grad = np.asarray(self.X.T @ s).ravel() / self.n_samples
+        grad = np.asarray(self.features.T @ s).ravel() / self.n_samples
         if self.fit_intercept:
             grad = np.append(grad, np.mean(s))
         return grad
@@ -300,7 +350,7 @@ class Problem:
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
-            sq = column_mean_squares(self.X)
+            sq = column_mean_squares(self.features)
         else:
             bounds = _per_coordinate("feature_bounds", feature_bounds, self.n_features, "column")
             bad = np.flatnonzero(~np.isfinite(bounds) | (bounds < 0))
@@ -366,7 +416,7 @@ class Problem:
         return float(np.max(dist, initial=0.0))
 
     def __repr__(self) -> str:
-        kind = "sparse" if sp.issparse(self.X) else "dense"
+        kind = "sparse" if sp.issparse(self.features) else "dense"
         return (
             f"Problem({self.n_samples}x{self.n_features} {kind}, datafit={self.datafit!r}, "
             f"penalty={self.penalty!r}, fit_intercept={self.fit_intercept})"

@@ -5,7 +5,10 @@ vector ``v`` (``X^T alpha`` in the absence of noise). Each step takes a batch
 ``B`` and, for every ``j`` in ``B``, the minimiser ``zeta_j`` of the local
 subproblem (8), scaled to ``|zeta_j| <= C``; then
 
-    ``alpha_B += zeta_B + sigma * noise_B`` and ``v += sum_j zeta_j x_j + sigma * noise_v``.
+    ``alpha_B += zeta_B + sigma * noise_B`` and ``v += sum_j zeta_j x_j + sigma * noise_v``,
+
+with the noise on every entry of ``alpha`` instead of ``B`` alone when asked
+(``noise_all``, the solver's mode for batches drawn without replacement).
 
 In the parallel (DP-SCD) mode every ``zeta_j`` is computed against the same
 ``(alpha, v)``; in the sequential mode (SeqDP-SCD) each update is applied to
@@ -68,6 +71,22 @@ def _scaled_step(code, dual_box, alpha_j, y_j, z, s, clip):
 
 
 @kernel
+def _standard_normal(drawn, index, generator, inline):
+    # inline draws come from the fit's own Generator inside the kernel (2.5 ns each
+    # against 12 ns for numpy's bulk draws, the same stream); the secure source has no
+    # Generator and hands its draws over in advance
+    if inline:
+        return generator.standard_normal()
+    return drawn[index]
+
+
+@kernel
+def _add_step_noise(v, sigma, drawn, first, generator, inline):
+    for c in range(v.shape[0]):
+        v[c] += sigma * _standard_normal(drawn, first + c, generator, inline)
+
+
+@kernel
 def _row_square(X, i):
     total = 0.0
     for c in range(X.shape[1]):
@@ -94,6 +113,9 @@ def scd_steps_dense(
     code,
     dual_box,
     sequential,
+    noise_all,
+    generator,
+    inline,
 ):
     """Run ``counts.size`` DP-SCD steps on C-ordered dense rows, in place.
 
@@ -104,10 +126,11 @@ def scd_steps_dense(
         Targets and row scales (``1 / ||x_i||``, 0 for a zero row).
     counts : ndarray of int64
         Batch size of each step; ``rows`` holds the batches one after the other.
-    noise_alpha : ndarray of shape (counts.sum(),)
-        Standard normal noise for ``alpha`` on each batch entry.
-    noise_v : ndarray of shape (counts.size, p)
-        Standard normal noise for ``v`` at each step.
+    noise_alpha : ndarray of shape (counts.sum(),) or (counts.size * n,)
+        Standard normal noise for ``alpha`` on each batch entry, or on every
+        entry at every step with ``noise_all`` (read unless ``inline``).
+    noise_v : ndarray of shape (counts.size * p,)
+        Standard normal noise for ``v``, step after step (read unless ``inline``).
     alpha, v : ndarray
         The state, updated in place.
     zeta : ndarray of shape (>= max(counts),)
@@ -122,6 +145,17 @@ def scd_steps_dense(
         The datafit.
     sequential : bool
         SeqDP-SCD: apply each update before computing the next.
+    noise_all : bool
+        Add noise to every entry of ``alpha`` at every step (then
+        ``noise_alpha`` holds ``counts.size * n`` values), not only to the
+        batch's entries.
+    generator : numpy.random.Generator
+        Source of the noise when ``inline``.
+    inline : bool
+        Draw the noise from ``generator`` as it is needed (for each step, its
+        batch entries, or all of ``alpha`` with ``noise_all``, then ``v``)
+        instead of reading ``noise_alpha`` and ``noise_v``. No noise is drawn
+        when ``sigma == 0``.
 
     Examples
     --------
@@ -130,12 +164,13 @@ def scd_steps_dense(
     >>> alpha, v = np.zeros(1), np.zeros(1)
     >>> scd_steps_dense(
     ...     X, y, np.ones(1), np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(1),
-    ...     np.zeros((1, 1)), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
+    ...     np.zeros(1), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
+    ...     False, np.random.default_rng(0), False,
     ... )  # fmt: skip
     >>> alpha, v
     (array([0.5]), array([0.5]))
     """
-    p = X.shape[1]
+    n, p = X.shape
     offset = 0
     for t in range(counts.size):
         k = counts[t]
@@ -154,13 +189,17 @@ def scd_steps_dense(
                     v[c] += step * X[i, c]
         for b in range(k):
             i = rows[offset + b]
-            alpha[i] += zeta[b] + sigma * noise_alpha[offset + b]
+            alpha[i] += zeta[b]
+            if sigma > 0.0 and not noise_all:
+                alpha[i] += sigma * _standard_normal(noise_alpha, offset + b, generator, inline)
             if not sequential:
                 step = zeta[b] * scale[i]
                 for c in range(p):
                     v[c] += step * X[i, c]
-        for c in range(p):
-            v[c] += sigma * noise_v[t, c]
+        if sigma > 0.0:
+            if noise_all:
+                _add_step_noise(alpha, sigma, noise_alpha, t * n, generator, inline)
+            _add_step_noise(v, sigma, noise_v, t * p, generator, inline)
         offset += k
 
 
@@ -185,6 +224,9 @@ def scd_steps_csr(
     code,
     dual_box,
     sequential,
+    noise_all,
+    generator,
+    inline,
 ):
     """:func:`scd_steps_dense` on CSR rows ``(data, indices, indptr)``.
 
@@ -195,12 +237,13 @@ def scd_steps_csr(
     >>> scd_steps_csr(
     ...     np.ones(1), np.array([1], np.int32), np.array([0, 1], np.int32), np.ones(1),
     ...     np.ones(1), np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(1),
-    ...     np.zeros((1, 2)), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
+    ...     np.zeros(2), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
+    ...     False, np.random.default_rng(0), False,
     ... )  # fmt: skip
     >>> v
     array([0. , 0.5])
     """
-    p = v.shape[0]
+    n, p = alpha.shape[0], v.shape[0]
     offset = 0
     for t in range(counts.size):
         k = counts[t]
@@ -222,11 +265,15 @@ def scd_steps_csr(
                     v[np.intp(indices[q])] += step * data[q]
         for b in range(k):
             i = rows[offset + b]
-            alpha[i] += zeta[b] + sigma * noise_alpha[offset + b]
+            alpha[i] += zeta[b]
+            if sigma > 0.0 and not noise_all:
+                alpha[i] += sigma * _standard_normal(noise_alpha, offset + b, generator, inline)
             if not sequential:
                 step = zeta[b] * scale[i]
                 for q in range(np.intp(indptr[i]), np.intp(indptr[i + 1])):
                     v[np.intp(indices[q])] += step * data[q]
-        for c in range(p):
-            v[c] += sigma * noise_v[t, c]
+        if sigma > 0.0:
+            if noise_all:
+                _add_step_noise(alpha, sigma, noise_alpha, t * n, generator, inline)
+            _add_step_noise(v, sigma, noise_v, t * p, generator, inline)
         offset += k

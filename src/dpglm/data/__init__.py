@@ -11,7 +11,7 @@ Examples
 --------
 >>> from dpglm.data import load_bundled, as_layout
 >>> ds = load_bundled("diabetes")
->>> ds.X.flags.f_contiguous, as_layout(ds.X, "rows").flags.c_contiguous
+>>> ds.X.flags.c_contiguous, as_layout(ds.X, "columns").flags.f_contiguous
 (True, True)
 """
 

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm.data.labels import BinaryLabels
-from dpglm.data.layout import as_layout
+from dpglm.data.layout import as_layout, nearest_layout, sparse_matrix
 from dpglm.data.target import TASKS, check_task
 from dpglm.exceptions import ShapeMismatchError
 
@@ -23,11 +23,12 @@ class Dataset:
 
     Parameters
     ----------
-    X : ndarray or scipy.sparse.csc_matrix of shape (n_samples, n_features)
-        float64 features: a Fortran-ordered array, or a CSC matrix with sorted
-        indices and no duplicate entries. Other numeric input is converted
-        to that layout (see :func:`dpglm.data.as_layout`); values are not
-        validated here, which :func:`dpglm.data.load` does.
+    X : ndarray, scipy.sparse.csc_matrix or csr_matrix of shape (n_samples, n_features)
+        float64 features in one of the two layouts solvers read: a Fortran- or
+        C-ordered array, or a CSC or CSR matrix with sorted indices and no
+        duplicate entries. Other numeric input is converted to columns
+        (Fortran order or CSC; see :func:`dpglm.data.layout.nearest_layout`);
+        values are not validated here, which :func:`dpglm.data.load` does.
     y : ndarray of float64, shape (n_samples,)
         The target (regression) or its -1 / +1 codes (classification).
     task : {"regression", "classification"}
@@ -75,9 +76,9 @@ class Dataset:
 
     def __post_init__(self) -> None:
         check_task(self.task)
-        X = as_layout(self.X, "columns")
-        if sp.issparse(X) and not isinstance(X, sp.csc_matrix):
-            X = sp.csc_matrix(X)
+        X = as_layout(self.X, nearest_layout(self.X))
+        if sp.issparse(X):
+            X = sparse_matrix(X)
         object.__setattr__(self, "X", X)
         n_samples, n_features = X.shape
         y = np.asarray(self.y, dtype=np.float64)

@@ -1,4 +1,10 @@
-"""Memory layouts: columns for coordinate methods, rows for sample-based methods."""
+"""Memory layouts: columns for coordinate methods, rows for sample-based methods.
+
+Data is kept in the layout it arrives in when that is one of the two
+(:func:`nearest_layout`), and each solver converts it once to the layout it
+reads (:func:`as_layout`), so a fit with one solver never holds two copies
+of the features.
+"""
 
 from __future__ import annotations
 
@@ -93,3 +99,40 @@ def _check_real_dtype(dtype: np.dtype) -> None:
             f"X has dtype {dtype}, expected real numbers (float, int or bool); "
             "dpglm.data.load validates and converts other input"
         )
+
+
+def nearest_layout(X: Any) -> str:
+    """The layout ``X`` is stored in, or the default ``"columns"`` when it is in neither.
+
+    C-ordered arrays and CSR matrices are ``"rows"``; Fortran-ordered arrays,
+    CSC matrices and every other format are ``"columns"`` (an array that is
+    both, such as a single column, counts as columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> nearest_layout(np.zeros((3, 2))), nearest_layout(np.zeros((3, 2), order="F"))
+    ('rows', 'columns')
+    >>> nearest_layout(sp.csr_matrix((3, 2))), nearest_layout(sp.coo_matrix((3, 2)))
+    ('rows', 'columns')
+    """
+    if sp.issparse(X):
+        return "rows" if X.format == "csr" else "columns"
+    X = np.asarray(X)
+    if X.ndim == 2 and X.flags.c_contiguous and not X.flags.f_contiguous:
+        return "rows"
+    return "columns"
+
+
+def sparse_matrix(X: Any) -> sp.csc_matrix | sp.csr_matrix:
+    """A CSR or CSC sparse array as the matching ``spmatrix`` (shares its arrays).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> type(sparse_matrix(sp.csr_array((2, 2)))).__name__
+    'csr_matrix'
+    """
+    kind = sp.csr_matrix if X.format == "csr" else sp.csc_matrix
+    return X if isinstance(X, kind) else kind(X)

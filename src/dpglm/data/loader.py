@@ -74,10 +74,15 @@ def load(
     Returns
     -------
     Dataset
-        ``X`` is float64, Fortran-ordered when dense, ``scipy.sparse.csc_matrix``
-        (sorted indices, no duplicates) when the input is sparse or LIBSVM.
-        ``X`` may share memory with the input array when no conversion was
-        needed.
+        ``X`` is float64 in the layout closest to the input: C-ordered arrays
+        stay C-ordered and CSR matrices CSR (the rows sample-based solvers
+        read); other arrays become Fortran-ordered and other sparse formats
+        ``scipy.sparse.csc_matrix`` (the columns coordinate methods read).
+        Files give Fortran-ordered arrays (CSV, Parquet) or the sparse
+        layout of their reader (LIBSVM). Sparse results have sorted indices
+        and no duplicates. ``X`` may share memory with the input array when
+        no conversion was needed; each solver converts it once to the layout
+        it reads.
 
     Raises
     ------
@@ -136,7 +141,7 @@ def load(
     ...     ["no", "yes", "no"],
     ...     task="classification",
     ... )
-    >>> ds.X.flags.f_contiguous, ds.y, ds.classes
+    >>> ds.X.flags.c_contiguous, ds.y, ds.classes
     (True, array([-1.,  1., -1.]), array(['no', 'yes'], dtype='<U3'))
     >>> load(np.array([[1.0, np.inf]]), [0.0])
     Traceback (most recent call last):

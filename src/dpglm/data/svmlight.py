@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from dpglm.data.layout import as_layout, sparse_matrix
 from dpglm.data.locations import RowNamer, lazy_file_rows
 from dpglm.data.table import Table
 from dpglm.data.validation import check_finite_sparse
@@ -74,7 +75,8 @@ def read_svmlight(
             f"{shown} has no feature values, only labels; pass n_features to read "
             "all-zero features"
         )
-    X = sp.csc_matrix(X.tocsc())
+    # the parser builds rows: kept as CSR, canonical (sorted, duplicates summed)
+    X = sparse_matrix(as_layout(X, "rows"))
     check_finite_sparse(X, describe_row=describe_row)
     return Table(X, integral_labels(y), None, None, Path(path).name, describe_row)
 

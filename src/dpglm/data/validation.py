@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm.data.columns import raise_nonfinite, refuse_column, to_float_column
-from dpglm.data.layout import as_layout
+from dpglm.data.layout import as_layout, nearest_layout, sparse_matrix
 from dpglm.data.locations import RowNamer, feature_column, plain_row
 from dpglm.exceptions import EmptyDataError, NonNumericColumnError, ShapeMismatchError
 
@@ -112,7 +112,11 @@ def dense_features(
     feature_names: Sequence[str] | None = None,
     describe_row: RowNamer = plain_row,
 ) -> np.ndarray:
-    """Validate a 2-D array of features; return it as Fortran-ordered float64.
+    """Validate a 2-D array of features; return it as float64 in its nearest layout.
+
+    C-ordered input stays C-ordered, anything else becomes Fortran-ordered
+    (:func:`~dpglm.data.layout.nearest_layout`), so no layout is converted
+    before a solver asks for the one it reads.
 
     Numeric and boolean dtypes are converted (booleans become 0.0 / 1.0);
     object arrays are accepted column by column when they hold real numbers
@@ -123,13 +127,13 @@ def dense_features(
     --------
     >>> import numpy as np
     >>> X = dense_features(np.array([[1, 2], [3, 4]]))
-    >>> X.dtype, X.flags.f_contiguous
+    >>> X.dtype, X.flags.c_contiguous
     (dtype('float64'), True)
     """
     check_2d(X.shape)
     kind = X.dtype.kind
     if kind in "biuf":
-        out = as_layout(X, "columns")
+        out = as_layout(X, nearest_layout(X))
         check_finite_dense(out, feature_names=feature_names, describe_row=describe_row)
         return out
     if kind != "O":
@@ -145,12 +149,13 @@ def dense_features(
 
 def sparse_features(
     X: Any, *, feature_names: Sequence[str] | None = None, describe_row: RowNamer = plain_row
-) -> sp.csc_matrix:
-    """Validate a SciPy sparse matrix or array; return a canonical float64 CSC matrix.
+) -> sp.csc_matrix | sp.csr_matrix:
+    """Validate a SciPy sparse matrix or array; return a canonical float64 CSR or CSC matrix.
 
-    Any sparse format is accepted. Duplicate entries are summed (that is what
-    they mean in COO input) and indices are sorted. Stored entries are checked
-    for NaN and infinity.
+    Any sparse format is accepted: CSR stays CSR, every other format becomes
+    CSC (:func:`~dpglm.data.layout.nearest_layout`). Duplicate entries are
+    summed (that is what they mean in COO input) and indices are sorted.
+    Stored entries are checked for NaN and infinity.
 
     Examples
     --------
@@ -158,6 +163,8 @@ def sparse_features(
     >>> X = sparse_features(sp.coo_array(([1, 2], ([0, 0], [1, 1])), shape=(2, 2)))
     >>> X.format, X.toarray().tolist()
     ('csc', [[0.0, 3.0], [0.0, 0.0]])
+    >>> sparse_features(sp.csr_array(([1.0], ([1], [0])), shape=(2, 2))).format
+    'csr'
     """
     if X.dtype.kind not in "biuf":
         j = 0
@@ -169,9 +176,7 @@ def sparse_features(
             f"{feature_column(feature_names, j)} is not numeric: the sparse matrix has "
             f"dtype {X.dtype}; expected real numbers (complex numbers are not supported)"
         )
-    out = as_layout(X, "columns")
-    if not isinstance(out, sp.csc_matrix):
-        out = sp.csc_matrix(out)
+    out = sparse_matrix(as_layout(X, nearest_layout(X)))
     check_finite_sparse(out, feature_names=feature_names, describe_row=describe_row)
     return out
 
@@ -199,12 +204,12 @@ def check_finite_dense(
 
 
 def check_finite_sparse(
-    X: sp.csc_matrix,
+    X: sp.csc_matrix | sp.csr_matrix,
     *,
     feature_names: Sequence[str] | None = None,
     describe_row: RowNamer = plain_row,
 ) -> None:
-    """Raise :class:`NonFiniteValueError` at the first stored NaN or infinity of a CSC matrix.
+    """Raise :class:`NonFiniteValueError` at the first stored NaN or infinity (by row, then column).
 
     Examples
     --------
@@ -217,8 +222,10 @@ def check_finite_sparse(
     bad = np.flatnonzero(~np.isfinite(X.data))
     if bad.size == 0:
         return
-    rows = X.indices[bad]
-    cols = np.searchsorted(X.indptr, bad, side="right") - 1
+    # CSC stores row indices and points at columns; CSR the other way round
+    inner = X.indices[bad]
+    outer = np.searchsorted(X.indptr, bad, side="right") - 1
+    rows, cols = (inner, outer) if X.format == "csc" else (outer, inner)
     k = np.lexsort((cols, rows))[0]
     raise_nonfinite(
         feature_column(feature_names, int(cols[k])), describe_row, int(rows[k]), X.data[bad[k]]

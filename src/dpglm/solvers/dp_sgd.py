@@ -65,7 +65,6 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
-from dpglm.data.layout import as_layout
 from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.solvers.coordinates import (
@@ -254,7 +253,7 @@ class _Steps:
     """Runs DP-SGD steps on the row-major data with the dense or CSR kernel."""
 
     def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
-        X = as_layout(problem.X, "rows")
+        X = problem.rows
         extra = 1.0 if problem.fit_intercept else 0.0
         self.sparse = sp.issparse(X)
         if self.sparse:

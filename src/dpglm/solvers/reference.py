@@ -131,7 +131,7 @@ def solve_reference(problem, *, max_iter: int = 200_000) -> ReferenceSolution:
     elif (
         isinstance(problem.datafit, Squared)
         and isinstance(penalty, NoPenalty | L2)
-        and not sp.issparse(problem.X)
+        and not sp.issparse(problem.features)
     ):
         theta, method = _least_squares(problem), "direct least squares"
     else:
@@ -490,7 +490,7 @@ def _hinge_lp(problem):
 
     Returns ``(theta, u)`` with ``u`` the dual point read off the LP multipliers.
     """
-    X, y = sp.csr_matrix(problem.X), problem.y
+    X, y = sp.csr_matrix(problem.rows), problem.y
     n, p = X.shape
     penalty = problem.penalty
     if isinstance(penalty, L1Ball):
@@ -539,7 +539,7 @@ def _hinge_l2(problem, max_iter, check_every=20):
     Stops when the duality gap certifies relative accuracy well below
     ``TARGET_RTOL``.
     """
-    X = sp.csr_matrix(problem.X)
+    X = sp.csr_matrix(problem.rows)
     y, n, p = problem.y, problem.n_samples, problem.n_features
     alpha_n = _strengths(problem.penalty)[1] * n
     sq_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
