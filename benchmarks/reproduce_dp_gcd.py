@@ -17,9 +17,16 @@ Problems:
 
 Methods: DP-CD, DP-GCD in ``"paper"`` and ``"tight"`` noise modes (rule GS-r for
 the L1 problems, GS-s otherwise) and DP-SGD (Poisson sampling, expected batch
-``SGD_BATCH``). For comparison only, ``dp-gcd-published`` runs paper mode with
-the paper's own selection scale, half of what report-noisy-max needs for
-non-monotone scores: it is not epsilon-DP, and shows what our correction costs.
+``SGD_BATCH``). On the L1 problems (square, california, madelon) also private
+Frank-Wolfe (``dp-fw``, Gumbel selection; Talwar, Thakurta and Zhang 2015) on
+the L1 ball of radius ``||w*||_1``, where the constrained optimum is the
+penalised one: its iterates are scored on the same penalised objective. The
+radius comes from the non-private solution (a non-private choice, like the
+tuning); FW's grid is its number of iterations (one pass each) times the
+clipping thresholds, with no step size (``2 / (t + 2)``). For comparison only,
+``dp-gcd-published`` runs paper mode with the paper's own selection scale,
+half of what report-noisy-max needs for non-monotone scores: it is not
+epsilon-DP, and shows what our correction costs.
 
 The coordinate methods use smoothness constants ``M_j`` computed from the data
 (as the paper's experiments do; the fits warn with ``PrivacyLeakWarning``,
@@ -70,6 +77,7 @@ from dpglm.privacy.events import PrivacyPlan
 from dpglm.problem import Problem
 from dpglm.solvers import dp_gcd as dp_gcd_module
 from dpglm.solvers.dp_cd import dp_cd
+from dpglm.solvers.dp_fw import dp_fw
 from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
@@ -99,8 +107,16 @@ GRID = {
         "step": np.logspace(-2, 1, 10),
         "clip": np.logspace(-4, 6, 50),
     },
+    # one pass per iteration, no step size
+    "dp-fw": {
+        "passes": [1, 2, 4, 7, 10, 15, 20, 50, 100],
+        "step": [1.0],
+        "clip": np.logspace(-4, 6, 50),
+    },
 }
-METHODS = ("dp-cd", "dp-gcd-paper", "dp-gcd-tight", "dp-sgd", "dp-gcd-published")
+METHODS = ("dp-cd", "dp-gcd-paper", "dp-gcd-tight", "dp-sgd", "dp-gcd-published", "dp-fw")
+#: the problems private Frank-Wolfe applies to (an L1 penalty, hence an equivalent ball)
+FW_PROBLEMS = ("square", "california", "madelon")
 PROBLEMS = ("log1", "log2", "square", "california", "madelon")
 
 #: the paper's table 3 (relative suboptimality, mean over 5 runs)
@@ -186,9 +202,32 @@ def _published_selection_scale():
         dp_gcd_module.greedy_plan = original
 
 
+#: for each problem (by id) the same data without penalty and the radius ||w*||_1
+_FW_BALL = {}
+
+
+def frank_wolfe_ball(problem, w_star):
+    """Register the L1 ball of radius ``||w*||_1`` on which dp-fw solves ``problem``."""
+    _FW_BALL[id(problem)] = (
+        Problem(problem.X, problem.y, problem.datafit),
+        float(np.abs(w_star).sum()),
+    )
+
+
 def run_method(method, problem, passes, step, clip, seed):
     """Relative-suboptimality-ready theta of one private fit."""
     delta = 1.0 / problem.n_samples**2
+    if method == "dp-fw":
+        unpenalised, radius = _FW_BALL[id(problem)]
+        return dp_fw(
+            unpenalised,
+            epsilon=EPSILON,
+            delta=delta,
+            radius=radius,
+            n_iter=int(passes),
+            clip=float(clip),
+            random_state=seed,
+        ).theta
     common = {"epsilon": EPSILON, "delta": delta, "step": float(step), "clip": float(clip)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -384,9 +423,14 @@ def main(argv=None):
             "p": problem.n_features,
             "f_star": ref.objective,
             "nonzeros": int(np.count_nonzero(ref.theta)),
+            "l1_norm": float(np.abs(ref.theta).sum()),
         }
         print(f"{name}: {description}, F*={ref.objective:.6g}, ||w*||_0={meta['nonzeros']}")
+        frank_wolfe_ball(problem, ref.theta)
         for method in args.methods.split(","):
+            if method == "dp-fw" and name not in FW_PROBLEMS:
+                print(f"  dp-fw: skipped ({name} has no L1 penalty)")
+                continue
             rows = tune(method, problem, ref.objective, quick=args.quick)
             results = save_entry(name, meta, method, rows, args.quick)
     report(results, figure)

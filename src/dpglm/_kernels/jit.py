@@ -19,6 +19,8 @@ With ``NUMBA_DISABLE_JIT=1`` numba returns the plain Python functions, and
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 
 FASTMATH = frozenset({"reassoc", "contract", "nsz"})
@@ -62,6 +64,33 @@ def kernel(func=None, *, parallel=False, fastmath=FASTMATH):
         options["parallel"] = True
     decorate = numba.njit(**options)
     return decorate if func is None else decorate(func)
+
+
+#: dense full-gradient kernels over fewer entries than this run on one thread:
+#: waking the second one costs tens of microseconds, milliseconds on a loaded machine
+PARALLEL_MIN_ENTRIES = 1 << 20
+
+
+@contextlib.contextmanager
+def threads_for(entries: float):
+    """Run parallel kernels on one numba thread when a call reads fewer than
+    :data:`PARALLEL_MIN_ENTRIES` entries, on the default number otherwise.
+
+    Examples
+    --------
+    >>> with threads_for(1000):
+    ...     numba.get_num_threads()
+    1
+    """
+    if entries >= PARALLEL_MIN_ENTRIES:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def _prefetch_python(a, i):

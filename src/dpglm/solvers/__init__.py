@@ -5,6 +5,13 @@ One module per method, each with one public function that takes a
 
 * :func:`dpglm.solvers.dp_cd.dp_cd`: private randomized proximal coordinate descent;
 * :func:`dpglm.solvers.dp_gcd.dp_gcd`: private greedy (proximal) coordinate descent;
+* :func:`dpglm.solvers.dp_scd.dp_scd`: private dual mini-batch coordinate descent (and
+  SeqDP-SCD);
+* :func:`dpglm.solvers.dp_agd.dp_agd`: DP-AGD, gradient descent with an adaptive
+  per-iteration zCDP budget and a private line search;
+* :func:`dpglm.solvers.dp_fw.dp_fw`: private Frank-Wolfe on the L1 ball;
+* :func:`dpglm.solvers.dp_fw.dp_bcfw`: private block-coordinate Frank-Wolfe under
+  arbitrary sampling (samplings in :mod:`dpglm.solvers.fw_sampling`);
 * :func:`dpglm.solvers.dp_sgd.dp_sgd`: DP-SGD, the baseline;
 * :func:`dpglm.solvers.reference.solve_reference`: the certified non-private optimum.
 

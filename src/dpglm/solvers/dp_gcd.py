@@ -65,17 +65,16 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
 from dpglm._kernels.greedy import GS_Q, GS_R, GS_S, greedy_select, patch_clipped_gradient
+from dpglm._kernels.jit import threads_for
 from dpglm.privacy.events import GaussianEvent, LaplaceEvent, NoisyMaxEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import collect_privacy_warnings
@@ -95,23 +94,6 @@ RULES = {"gs-s": GS_S, "gs-r": GS_R, "gs-q": GS_Q}
 NOISE_MODES = ("tight", "paper")
 #: selection noise drawn at most this many values at a time
 _NOISE_BLOCK = 1 << 20
-#: dense gradients over fewer entries run on one thread: waking the second one
-#: costs tens of microseconds per step, milliseconds on a loaded machine
-_PARALLEL_MIN_ENTRIES = 1 << 20
-
-
-@contextlib.contextmanager
-def _gradient_threads(X):
-    """One numba thread for small dense problems, the default otherwise."""
-    if sp.issparse(X) or X.size >= _PARALLEL_MIN_ENTRIES:
-        yield
-        return
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def greedy_plan(n_iter: int, noise: str, selection_share: float, delta_score, delta_grad):
@@ -332,7 +314,8 @@ def dp_gcd(
         score_scale, update_scale = 0.0, np.zeros(n_coords)
 
     draws = _Draws(source, noise, private, score_scale, update_scale)
-    with _gradient_threads(problem.X):
+    # sparse gradients always use the default threads
+    with threads_for(math.inf if sp.issparse(problem.X) else problem.X.size):
         theta, history, picks = _run(problem, arrays, rule_code, draws, n_iter)
     return FitResult.from_theta(
         problem,

@@ -1,0 +1,722 @@
+"""DP-AGD: gradient descent with an adaptive per-iteration budget (Lee and Kifer 2018).
+
+The whole fit is ``rho``-zCDP, with ``rho`` the largest budget the zCDP
+accountant converts to the target ``(epsilon, delta)`` (:func:`zcdp_budget`).
+Starting from ``w = 0`` with ``rho_ng = (1 - s) rho / splits`` and
+``rho_nmax = s rho / splits`` (``s = selection_share``), each step
+
+1. measures the sum of the per-sample gradients ``l'(z_i) (x_i, 1)`` (the 1
+   only with an intercept), each clipped to L2 norm ``C_grad``, with Gaussian
+   noise at ``rho_ng``; a per-sample norm is ``|l'(z_i)|`` times the row norm,
+   so the clipped sum is one product ``X^T c`` and no ``n x p`` array is formed;
+2. turns it into the direction ``d``: the noisy mean plus the penalty's
+   gradient, normalised to unit length;
+3. chooses a step size in ``Phi = {0, a_max / K, 2 a_max / K, ..., a_max}``
+   at ``rho_nmax``: the argmax of the scores plus i.i.d. Gumbel noise, the scores
+   being ``-(sum_i min(l(z_i - a u_i), C_obj) + n psi(w - a d))`` where
+   ``u = X d`` (one product gives the margins of every candidate);
+4. if the step is 0 (the noisy direction does not descend), raises
+   ``rho_ng`` to ``(1 + gamma) rho_ng`` for this and every later step, measures
+   the same clipped sum again with the difference as budget, merges the two
+   measurements by :func:`grad_avg` (their inverse-variance average, whose
+   noise is that of one measurement at the raised ``rho_ng``) and selects
+   again; otherwise it moves to ``w - a d``.
+
+Every ``tau`` steps ``a_max`` becomes ``(1 + gamma)`` times the largest step
+chosen in those steps. The fit stops exactly when the budget is spent:
+whenever what remains could not pay for one more full step after the next
+release, the next release takes all that remains (split in the same
+proportions) and is the last; if that last selection rejects its direction,
+the fit ends where it stands. The step that reaches ``max_iter`` takes all
+that remains too.
+
+Privacy (replace-one neighbours, ``n`` public). Replacing one record moves
+the clipped gradient sum by at most ``2 C_grad`` in L2 (the slides' ``C_grad``
+is for add/remove neighbours) and every candidate's clipped objective by at
+most ``C_obj`` (the penalty term is the same on both sides). The scores move in
+different directions for different candidates, so the selection is analysed
+for arbitrary (non-monotone) scores: it is the exponential mechanism
+(Gumbel noise of scale ``C_obj / sqrt(2 rho_nmax)`` added to the scores), which
+is ``sqrt(8 rho_nmax)``-bounded range hence ``rho_nmax``-zCDP (Cesar and Rogers
+2021), where the slides' Laplace noisy max at the same noise scale costs
+``rho_nmax`` only for monotone scores. Each release's budget is chosen from
+earlier private outputs (the rejections), and their sum never exceeds ``rho``:
+zCDP composition under such a budget filter is ``rho``-zCDP (the Renyi filter
+of Feldman and Zrnic 2021, at every order; Lee and Kifer 2018).
+
+The whole budget is charged up front; the report returned is built from the
+releases actually run, one event per budget level, with the steps that used it.
+Their budgets add up to the charged ``rho`` (up to rounding, never above).
+
+Problems: any smooth datafit (squared, logistic, squared hinge, Huber), with or
+without intercept (not penalised), and a smooth penalty (none or L2, including
+an elastic net with ``l1_ratio = 0``). Penalties with an L1 part or bounds are
+refused: a proximal step would make the candidates' margins non-linear in the
+step size, one pass over the data per candidate instead of one product for
+all, and the paper's line search along a normalised direction would no longer
+be a descent test; DP-CD, DP-GCD and DP-SGD handle them.
+
+``epsilon = inf`` runs the same code without noise or clipping: plain gradient
+descent with an exact line search over ``Phi`` for ``max_iter`` steps. There the
+step 0 means that every candidate overshoots, so ``a_max`` shrinks to the
+smallest candidate (half of it if ``K = 1``) instead, and the fit ends early once
+``a_max`` is too small to move ``w`` in floating point.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.penalties import L2
+>>> from dpglm.problem import Problem
+>>> from dpglm.solvers.dp_agd import dp_agd
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, (2000, 5))
+>>> y = np.where(X @ np.array([2.0, -1.0, 0.0, 1.0, 0.5]) > 0, 1.0, -1.0)
+>>> fit = dp_agd(Problem(X, y, "logistic", L2(0.01)), epsilon=1.0, delta=1e-6, random_state=0)
+>>> fit.report.accountant, bool(fit.report.epsilon <= 1.0), fit.n_iter > 10
+('zcdp', True, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm._kernels.full_gradient import clipped_candidate_losses
+from dpglm.privacy.accounting import zcdp_rho
+from dpglm.privacy.events import (
+    GaussianEvent,
+    NoisyMaxEvent,
+    NonPrivateEvent,
+    PrivacyPlan,
+    ZCDPEvent,
+)
+from dpglm.privacy.mechanisms import gaussian_mechanism, make_noise_source, noisy_min
+from dpglm.privacy.report import PrivacyReport
+from dpglm.solvers.coordinates import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_positive,
+    neighbouring_assumptions,
+)
+from dpglm.solvers.result import FitResult, History
+from dpglm.solvers.spending import calibrate_cached, check_privacy_target, spend
+
+NEIGHBOURING = "replace_one"
+#: the zCDP conversions DP-AGD can be accounted with; "auto" is the first, the tightest
+ACCOUNTANTS = ("zcdp", "zcdp-bun-steinke")
+
+
+def zcdp_budget(epsilon: float, delta: float, accountant: str = "auto") -> tuple[float, str]:
+    """The largest ``rho`` whose zCDP guarantee the accountant converts to ``(epsilon, delta)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Positive and finite.
+    delta : float
+        In ``(0, 1)``: a zCDP guarantee gives no ``(epsilon, 0)`` guarantee.
+    accountant : {"auto", "zcdp", "zcdp-bun-steinke"}, default="auto"
+        ``"zcdp"`` converts with Canonne, Kamath and Steinke (2020), the
+        tightest; ``"zcdp-bun-steinke"`` with ``rho + 2 sqrt(rho log(1/delta))``,
+        the conversion of the slides; ``"auto"`` is ``"zcdp"``.
+
+    Returns
+    -------
+    rho : float
+    accountant : str
+        The accountant's name.
+
+    Examples
+    --------
+    >>> rho, name = zcdp_budget(1.0, 1e-6, "zcdp-bun-steinke")
+    >>> name, round(rho, 5)
+    ('zcdp-bun-steinke', 0.01747)
+    >>> zcdp_budget(1.0, 1e-6)[0] > rho  # the tight conversion affords more
+    True
+    """
+    name = ACCOUNTANTS[0] if accountant == "auto" else accountant
+    # the zCDP accountants read a Gaussian of multiplier z as rho = 1 / (2 z**2): the
+    # calibrated unit Gaussian carries the largest rho they accept
+    unit = PrivacyPlan((GaussianEvent(noise_multiplier=1.0),), NEIGHBOURING)
+    calibrated = calibrate_cached(unit, epsilon, delta, name)
+    return zcdp_rho(calibrated.plan.events), name
+
+
+def candidate_steps(max_step: float, candidates: int) -> np.ndarray:
+    """``Phi``: 0 then ``candidates`` evenly spaced step sizes up to ``max_step``.
+
+    Examples
+    --------
+    >>> candidate_steps(2.0, 4)
+    array([0. , 0.5, 1. , 1.5, 2. ])
+    """
+    return max_step * np.arange(candidates + 1) / candidates
+
+
+def grad_avg(noisy, rho_old: float, second, rho_second: float):
+    """GradAvg: merge two noisy measurements of the same gradient, weighted by their budgets.
+
+    With Gaussian noise of variance ``Delta**2 / (2 rho)`` on each, the merged
+    ``(rho_old noisy + rho_second second) / (rho_old + rho_second)`` has noise
+    of variance ``Delta**2 / (2 (rho_old + rho_second))``: one measurement at the
+    summed budget, the least variance of any unbiased combination.
+
+    Examples
+    --------
+    >>> grad_avg(np.array([1.0, 3.0]), 0.1, np.array([2.0, 0.0]), 0.3)
+    array([1.75, 0.75])
+    """
+    return (rho_old * noisy + rho_second * second) / (rho_old + rho_second)
+
+
+def _multiplier(rho: float) -> float:
+    """Noise multiplier of a Gaussian (or Gumbel selection) costing ``rho``."""
+    return 1.0 / math.sqrt(2.0 * rho)
+
+
+# --- the budget: what each release costs, and when the fit ends -------------------------
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step released and chose.
+
+    Attributes
+    ----------
+    gradient_rho : tuple of float
+        Budget of each measurement of the step's gradient: the first, then one
+        per rejected direction (merged by GradAvg).
+    selection_rho : tuple of float
+        Budget of each step-size selection.
+    step_size : float
+        The step taken (0 when the last selection rejected its direction).
+    max_step : float
+        ``a_max`` of the candidate set.
+    """
+
+    gradient_rho: tuple
+    selection_rho: tuple
+    step_size: float
+    max_step: float
+
+    @property
+    def rejections(self) -> int:
+        """Selections that chose the step size 0."""
+        return len(self.selection_rho) - int(self.step_size > 0)
+
+
+_WHAT = {
+    "gradient": "noisy sum of L2-clipped per-sample gradients",
+    "remeasure": "second measurement of a rejected step's gradient, merged by GradAvg",
+    "selection": "step size: noisy max over {k} candidates of the clipped objective",
+}
+
+
+def _grouped(groups: dict, role: str, z: float, step: int) -> None:
+    count, first, _ = groups.get((role, z), (0, step, step))
+    groups[(role, z)] = (count + 1, first, step)
+
+
+class _Ledger:
+    """The releases of a fit, one group per (role, budget level), checked against the total.
+
+    The spent budget is read by the accountant's own :func:`zcdp_rho` from the
+    very events the report will hold, so the report's total is exactly the
+    one checked here.
+    """
+
+    def __init__(self, total: float, clip_grad: float, clip_obj: float, n_candidates: int):
+        self.total = total
+        self.sensitivity = {"gradient": 2.0 * clip_grad, "remeasure": 2.0 * clip_grad}
+        self.sensitivity["selection"] = clip_obj
+        self.n_candidates = n_candidates
+        self.groups: dict = {}  # (role, noise multiplier) -> (count, first step, last step)
+
+    def _event(self, role, z, count, first, last):
+        steps = f"step {first}" if first == last else f"steps {first}-{last}"
+        what = _WHAT[role].format(k=self.n_candidates)
+        options = {
+            "noise_multiplier": z,
+            "count": count,
+            "sensitivity": self.sensitivity[role],
+            "label": f"{what}, rho {0.5 / z**2:.4g} each ({steps})",
+            "fixed": True,
+        }
+        if role == "selection":
+            return NoisyMaxEvent(noise="gumbel", **options)
+        return GaussianEvent(**options)
+
+    def events(self, extra=()) -> tuple:
+        """The grouped events, with the ``(role, z, step)`` releases of ``extra`` added."""
+        groups = dict(self.groups)
+        for release in extra:
+            _grouped(groups, *release)
+        return tuple(self._event(role, z, *value) for (role, z), value in groups.items())
+
+    def spent(self, extra=()) -> float:
+        return zcdp_rho(self.events(extra))
+
+    def charge(self, releases) -> None:
+        for role, z, step in releases:
+            _grouped(self.groups, role, z, step)
+
+    def rest(self, roles, shares, step) -> list:
+        """Releases ``(role, z, step)`` that split all that remains in proportion to ``shares``.
+
+        The split is nudged down until the accountant's sum of the rounded
+        multipliers is within the total: the last release never overspends.
+        """
+        remaining = self.total - self.spent()
+        parts = [remaining * s / math.fsum(shares) for s in shares]
+        while True:
+            releases = [(r, _multiplier(rho), step) for r, rho in zip(roles, parts, strict=True)]
+            if self.spent(releases) <= self.total:
+                return releases
+            parts = [rho * (1.0 - 2.0**-40) for rho in parts]
+
+    def plan(self) -> PrivacyPlan:
+        return PrivacyPlan(self.events(), NEIGHBOURING)
+
+
+class _Budget:
+    """Budgets of the releases: ``rho_ng`` (raised on rejection), ``rho_nmax``, and the end."""
+
+    def __init__(self, ledger: _Ledger, rho_ng: float, rho_nmax: float, gamma: float):
+        self.ledger = ledger
+        self.rho_ng = rho_ng
+        self.rho_nmax = rho_nmax
+        self.gamma = gamma
+
+    def _take(self, roles, amounts, reserve, step):
+        """Charge ``amounts``, or all that remains when less than ``reserve`` would be left.
+
+        Returns the noise multipliers, the budgets and whether nothing remains.
+        """
+        remaining = self.ledger.total - self.ledger.spent()
+        if remaining < math.fsum(amounts) + reserve:
+            releases, last = self.ledger.rest(roles, amounts, step), True
+        else:
+            releases = [(r, _multiplier(a), step) for r, a in zip(roles, amounts, strict=True)]
+            last = False
+        self.ledger.charge(releases)
+        zs = [z for _, z, _ in releases]
+        return zs, [0.5 / z**2 for z in zs], last
+
+    def step(self, step: int, last: bool):
+        """Multipliers and budgets of a step's gradient and selection; whether it is the last."""
+        reserve = math.inf if last else self.rho_ng + self.rho_nmax
+        amounts = (self.rho_ng, self.rho_nmax)
+        return self._take(("gradient", "selection"), amounts, reserve, step)
+
+    def retry(self, step: int):
+        """After a rejection: raise ``rho_ng``; the second measurement and the new selection."""
+        raised = (1.0 + self.gamma) * self.rho_ng
+        amounts = (raised - self.rho_ng, self.rho_nmax)
+        self.rho_ng = raised
+        return self._take(("remeasure", "selection"), amounts, raised + self.rho_nmax, step)
+
+
+# --- the data side of a step ------------------------------------------------------------
+
+
+def _row_norms(problem) -> np.ndarray:
+    """L2 norm of every record's feature vector ``(x_i, 1)`` (the 1 only with an intercept)."""
+    X = problem.X
+    if sp.issparse(X):
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        squares = np.einsum("ij,ij->i", X, X)
+    return np.sqrt(squares + float(problem.fit_intercept))
+
+
+class _Objective:
+    """Clipped gradient sums and clipped candidate objectives of one problem."""
+
+    def __init__(self, problem, clip_grad: float, clip_obj: float, l2: np.ndarray):
+        self.problem = problem
+        self.n, self.p = problem.n_samples, problem.n_features
+        self.clip_grad, self.clip_obj = clip_grad, clip_obj
+        self.l2 = l2
+        self.row_norms = _row_norms(problem) if math.isfinite(clip_grad) else None
+
+    def gradient_sum(self, theta):
+        """``sum_i clip(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each."""
+        prob = self.problem
+        z = prob.margins(theta)
+        s = prob.datafit.derivative(z, prob.y)
+        if self.row_norms is not None:
+            # |l'(z_i)| times the row norm is the per-sample gradient's norm
+            norms = np.abs(s) * self.row_norms
+            factor = np.divide(self.clip_grad, norms, out=np.ones_like(s), where=norms > 0)
+            s = s * np.minimum(factor, 1.0)
+        total = np.asarray(prob.X.T @ s).ravel()
+        if prob.fit_intercept:
+            total = np.append(total, s.sum())
+        return total, z
+
+    def direction(self, noisy, theta):
+        """Unit direction of the noisy mean gradient plus the penalty's (exact) gradient."""
+        g = noisy / self.n
+        g[: self.p] += self.l2 * theta[: self.p]
+        norm = float(np.linalg.norm(g))
+        return g / norm if norm > 0 else g
+
+    def values(self, theta, z, direction, steps):
+        """``sum_i min(l(z_i - a u_i), C_obj) + n psi(w - a d)`` for every candidate ``a``."""
+        prob = self.problem
+        u = prob.margins(direction)
+        out = np.empty(steps.shape[0])
+        clipped_candidate_losses(
+            prob.datafit.code, prob.datafit.param, z, u, prob.y, steps, self.clip_obj, out
+        )
+        # psi(w - a d) = psi(w) - a sum l2 w d + a**2 psi(d) for psi = sum l2 w**2 / 2
+        w, d = theta[: self.p], direction[: self.p]
+        psi_w, slope, psi_d = (0.5 * self.l2 @ (w * w), self.l2 @ (w * d), 0.5 * self.l2 @ (d * d))
+        return out + self.n * (psi_w - steps * slope + steps * steps * psi_d)
+
+
+def _measure(gradient_sum, clip_grad, multiplier, source):
+    """The clipped gradient sum plus Gaussian noise (none when ``multiplier`` is 0)."""
+    if multiplier == 0.0:
+        return gradient_sum.copy()
+    return gaussian_mechanism(
+        gradient_sum, sensitivity=2.0 * clip_grad, noise_multiplier=multiplier, source=source
+    )
+
+
+def _choose(values, clip_obj, multiplier, source) -> int:
+    """Index of the candidate to take: noisy min of the values (exact when ``multiplier`` is 0)."""
+    if multiplier == 0.0:
+        return int(np.argmin(values))
+    return noisy_min(
+        values, sensitivity=clip_obj, noise_multiplier=multiplier, noise="gumbel", source=source
+    )
+
+
+# --- the iterations -----------------------------------------------------------------------
+
+
+class _Checkpoints:
+    """At most ``limit`` evenly spaced iterates, however many steps the fit takes."""
+
+    def __init__(self, n_coords: int, limit: int = 100):
+        self.n_coords = n_coords
+        self.limit = limit
+        self.stride = 1
+        self.kept: list = []
+
+    def add(self, step: int, theta) -> None:
+        if step % self.stride == 0:
+            self.kept.append((step, theta.copy()))
+        if len(self.kept) > self.limit:
+            self.stride *= 2
+            self.kept = [(s, th) for s, th in self.kept if s % self.stride == 0]
+
+    def history(self, steps: int, theta) -> History:
+        history = History.empty(self.n_coords)
+        for step, kept in self.kept:
+            if step < steps:
+                history.record(step, kept)
+        history.record(steps, theta)
+        return history
+
+
+@dataclass(frozen=True)
+class _Settings:
+    clip_grad: float
+    clip_obj: float
+    gamma: float
+    tau: int
+    candidates: int
+    max_step: float
+    max_iter: int
+
+
+def _smallest_step(theta) -> float:
+    """Below this ``a_max`` a non-private line search cannot move ``theta`` any more."""
+    return 1e-15 * max(1.0, float(np.linalg.norm(theta)))
+
+
+class _Descent:
+    """The iterate, the candidate step sizes and the record of a fit, one step at a time."""
+
+    def __init__(self, objective: _Objective, budget: _Budget | None, source, settings):
+        self.objective = objective
+        self.budget = budget
+        self.source = source
+        self.settings = settings
+        self.theta = np.zeros(objective.problem.n_coords)
+        self._grid(settings.max_step)
+        self.chosen: list = []  # step sizes taken since a_max was last set
+        self.records: list = []
+
+    def _grid(self, max_step) -> None:
+        self.max_step = float(max_step)
+        self.steps = candidate_steps(self.max_step, self.settings.candidates)
+
+    def run(self):
+        """All the steps; returns the last iterate, the checkpoints and the step records."""
+        checkpoints = _Checkpoints(self.theta.shape[0])
+        for t in range(1, self.settings.max_iter + 1):
+            last = self.step(t)
+            checkpoints.add(t, self.theta)
+            if last:
+                break
+            if t % self.settings.tau == 0 and self.chosen:
+                self._grid((1.0 + self.settings.gamma) * max(self.chosen))
+                self.chosen = []
+        return self.theta, checkpoints.history(len(self.records), self.theta), tuple(self.records)
+
+    def _release(self, gradient_sum, multiplier):
+        return _measure(gradient_sum, self.settings.clip_grad, multiplier, self.source)
+
+    def step(self, t: int) -> bool:
+        """Measure, choose a step size (measuring again on rejection), move; True if last."""
+        gradient_sum, z = self.objective.gradient_sum(self.theta)
+        if self.budget is None:
+            (z_grad, z_sel), rhos, last = (0.0, 0.0), (math.inf, math.inf), False
+        else:
+            (z_grad, z_sel), rhos, last = self.budget.step(t, t == self.settings.max_iter)
+        noisy = self._release(gradient_sum, z_grad)
+        gradient_rho, selection_rho = [rhos[0]], [rhos[1]]
+        while True:
+            direction = self.objective.direction(noisy, self.theta)
+            values = self.objective.values(self.theta, z, direction, self.steps)
+            k = _choose(values, self.settings.clip_obj, z_sel, self.source)
+            if k > 0 or last:
+                break
+            if self.budget is None:
+                # the exact gradient descends, so every candidate overshoots: refine below
+                # the smallest one (halve a single candidate)
+                self._grid(self.max_step / max(self.settings.candidates, 2))
+                last = self.max_step < _smallest_step(self.theta)
+                continue
+            (z_again, z_sel), rhos, last = self.budget.retry(t)
+            second = self._release(gradient_sum, z_again)
+            noisy = grad_avg(noisy, math.fsum(gradient_rho), second, rhos[0])
+            gradient_rho.append(rhos[0])
+            selection_rho.append(rhos[1])
+        step_size = float(self.steps[k])
+        self.theta = self.theta - step_size * direction
+        self.records.append(
+            StepRecord(tuple(gradient_rho), tuple(selection_rho), step_size, self.max_step)
+        )
+        if k > 0:
+            self.chosen.append(step_size)
+        return last
+
+
+# --- the public function ------------------------------------------------------------------
+
+ADAPTIVE_ASSUMPTION = (
+    "the budget of each release (gradient measurement or step-size selection) is chosen "
+    "from earlier private outputs (a rejected step raises the gradient's budget), and the "
+    "releases stop before their budgets add up to more than the rho = {rho:.6g} charged up "
+    "front: zCDP composition under such a budget filter is rho-zCDP (Renyi filter of Feldman "
+    "and Zrnic 2021 at every order; Lee and Kifer 2018)"
+)
+
+
+def _smooth_penalty(problem) -> np.ndarray:
+    """``l2`` of every coefficient, refusing losses and penalties DP-AGD does not take."""
+    if not problem.datafit.smooth:
+        raise ValueError(
+            f"DP-AGD needs a smooth loss; the {problem.datafit.name} loss is not (use "
+            "'squared_hinge', or DP-SGD for the hinge loss)"
+        )
+    penalty = problem.penalty
+    if penalty.separable:
+        l1, l2, lo, hi = penalty.prox_params(problem.n_features)
+        if not l1.any() and np.isinf(lo).all() and np.isinf(hi).all():
+            return l2
+    raise ValueError(
+        f"DP-AGD takes a smooth penalty (none or L2); {penalty!r} has an L1 part, bounds or "
+        "is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)"
+    )
+
+
+def _check_int(name: str, value, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_real(name: str, value, low: float, high: float) -> float:
+    """``value`` as a float in ``[low, high)``; ``high`` may be inf, nothing else is."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number in [{low}, {high}), got {value!r}")
+    value = float(value)
+    if not low <= value < high or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number in [{low}, {high}), got {value!r}")
+    return value
+
+
+def _check_accountant(accountant) -> None:
+    if accountant != "auto" and accountant not in ACCOUNTANTS:
+        raise ValueError(
+            f"accountant must be 'auto' or one of {ACCOUNTANTS} (DP-AGD is analysed in zCDP), "
+            f"got {accountant!r}"
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _run_report(plan, delta, accountant, assumptions, secure):
+    return PrivacyReport.from_plan(
+        plan, delta, accountant=accountant, assumptions=assumptions, secure=secure
+    )
+
+
+def dp_agd(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    clip_grad: float = 1.0,
+    clip_obj: float = 3.0,
+    selection_share: float = 0.3,
+    splits: float = 60.0,
+    gamma: float = 0.1,
+    tau: int = 10,
+    candidates: int = 20,
+    max_step: float = 2.0,
+    max_iter: int = 1000,
+    budget=None,
+    accountant: str = "auto",
+    random_state=None,
+    secure: bool = False,
+) -> FitResult:
+    """Fit ``problem`` with DP-AGD.
+
+    Parameters
+    ----------
+    problem : Problem
+        Smooth datafit; no penalty or L2 (see the module docstring).
+    epsilon, delta : float
+        Target guarantee (replace-one neighbours), ``delta > 0``;
+        ``epsilon = inf`` is non-private gradient descent with a line search.
+    clip_grad : float, default=1.0
+        ``C_grad``, the L2 bound of every per-sample gradient.
+    clip_obj : float, default=3.0
+        ``C_obj``, the bound of every per-sample loss in the step-size scores.
+        Keep it well above the typical loss (``log 2`` for the logistic loss at
+        ``w = 0``): the clipped objective cannot see a record's loss grow past
+        it, so a small bound favours steps that sacrifice many records.
+    selection_share : float in (0, 1), default=0.3
+        Share of the selection in the initial per-step budget ``rho / splits``.
+    splits : float >= 1, default=60
+        The budget would pay for this many steps if no direction were rejected.
+    gamma : float > 0, default=0.1
+        Growth of ``rho_ng`` on a rejection, and of ``a_max`` over the largest
+        recent step.
+    tau : int >= 1, default=10
+        Steps between two updates of ``a_max``.
+    candidates : int >= 1, default=20
+        ``K``, the number of non-zero step sizes in ``Phi``.
+    max_step : float > 0, default=2.0
+        The first ``a_max`` (a distance: the direction has unit norm).
+    max_iter : int >= 1, default=1000
+        Steps of a non-private fit; at most this many steps in a private one,
+        whose step ``max_iter`` takes all the budget that remains.
+    budget : PrivacyBudget, optional
+        Charged with the whole budget before the data is read for training.
+    accountant : {"auto", "zcdp", "zcdp-bun-steinke"}, default="auto"
+        Conversion of ``rho`` to ``(epsilon, delta)``, see :func:`zcdp_budget`.
+    random_state : None, int, Generator or NoiseSource
+        All randomness comes from it.
+    secure : bool, default=False
+        Draw from the operating system's CSPRNG (no seed allowed).
+
+    Returns
+    -------
+    FitResult
+        ``n_iter`` is the number of steps, ``history`` holds up to about 100
+        iterates (``passes`` counts steps: each reads the data for its gradient
+        and for its candidates), ``info["schedule"]`` one :class:`StepRecord` per
+        step and ``info["rho"]`` the budget charged. The report lists the
+        releases actually run.
+    """
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    private = not math.isinf(epsilon)
+    if private and delta == 0:
+        raise ValueError("delta must be > 0: a zCDP guarantee gives no (epsilon, 0) guarantee")
+    clip_grad = check_positive("clip_grad", clip_grad, allow_inf=True)
+    clip_obj = check_positive("clip_obj", clip_obj, allow_inf=True)
+    for name, value in (("clip_grad", clip_grad), ("clip_obj", clip_obj)):
+        if private and math.isinf(value):
+            raise ValueError(f"{name} must be finite for a private fit (epsilon < inf), got inf")
+    share = _check_real("selection_share", selection_share, 0.0, 1.0)
+    if share == 0.0:
+        raise ValueError(f"selection_share must lie in (0, 1), got {selection_share!r}")
+    splits = _check_real("splits", splits, 1.0, math.inf)
+    gamma = check_positive("gamma", gamma)
+    settings = _Settings(
+        clip_grad=clip_grad if private else math.inf,
+        clip_obj=clip_obj if private else math.inf,
+        gamma=gamma,
+        tau=_check_int("tau", tau, 1),
+        candidates=_check_int("candidates", candidates, 1),
+        max_step=check_positive("max_step", max_step),
+        max_iter=_check_int("max_iter", max_iter, 1),
+    )
+    _check_accountant(accountant)
+    l2 = _smooth_penalty(problem)
+    source = make_noise_source(random_state, secure=secure)
+
+    assumptions = (
+        *neighbouring_assumptions(NEIGHBOURING),
+        f"per-sample gradients clipped to L2 norm C_grad = {clip_grad:g} (sensitivity "
+        f"2 C_grad), per-sample losses to [0, C_obj] with C_obj = {clip_obj:g}",
+        HYPERPARAMETER_ASSUMPTION,
+    )
+    label = f"DP-AGD on {problem!r}"
+    if private:
+        rho, name = zcdp_budget(epsilon, delta, accountant)
+        assumptions = (*assumptions, ADAPTIVE_ASSUMPTION.format(rho=rho))
+        whole = ZCDPEvent(rho=rho, label="DP-AGD: the whole budget, spent adaptively by the fit")
+        template = PrivacyPlan((whole,), NEIGHBOURING)
+    else:
+        rho, name = math.inf, "auto"
+        template = PrivacyPlan((NonPrivateEvent(label="DP-AGD without noise"),), NEIGHBOURING)
+    spent = spend(
+        template,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=name,
+        budget=budget,
+        label=label,
+        assumptions=assumptions,
+        secure=source.secure,
+    )
+
+    objective = _Objective(problem, settings.clip_grad, settings.clip_obj, l2)
+    schedule = None
+    if private:
+        per_step = rho / splits
+        ledger = _Ledger(rho, clip_grad, clip_obj, settings.candidates + 1)
+        schedule = _Budget(ledger, (1.0 - share) * per_step, share * per_step, gamma)
+    theta, history, records = _Descent(objective, schedule, source, settings).run()
+    report = spent.report
+    if private:
+        report = _run_report(schedule.ledger.plan(), delta, name, assumptions, source.secure)
+    return FitResult.from_theta(
+        problem,
+        theta,
+        history=history,
+        report=report,
+        n_iter=len(records),
+        info={
+            "solver": "dp-agd",
+            "rho": rho,
+            "schedule": records,
+            "rejections": sum(r.rejections for r in records),
+            "clip_grad": settings.clip_grad,
+            "clip_obj": settings.clip_obj,
+            "candidates": settings.candidates,
+            "selection_share": share,
+            "splits": splits,
+        },
+    )

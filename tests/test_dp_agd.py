@@ -1,0 +1,707 @@
+"""DP-AGD: the non-private optimum, a NumPy replay of private fits with the solver's own
+draws, the adaptive schedule and its budget, GradAvg, the kernel, single-release audits
+(the step-size selection, with the published sign error, and the gradient release, with
+half its noise), budget charging and input checks.
+
+The audits run one step of the solver on worst-case replace-one neighbours, thousands
+of times per side, and bound from below (total error probability 1e-6 each, seeded
+from the test name) how distinguishable the two output distributions are; a correct
+solver fails with probability below 1e-6 and the broken variants, patched into the
+module, must fail.
+"""
+
+import dataclasses
+import importlib
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dpglm._kernels.full_gradient import clipped_candidate_losses
+from dpglm.audit import audit_event, mu_lower_bound
+from dpglm.datafits import Huber, Logistic, Squared, SquaredHinge
+from dpglm.exceptions import BudgetExceededError
+from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball
+from dpglm.privacy.accounting import zcdp_epsilon_cks
+from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.events import ZCDPEvent
+from dpglm.privacy.mechanisms import NoiseSource, gaussian_mechanism, make_noise_source
+from dpglm.privacy.report import PrivacyReport
+from dpglm.problem import Problem
+from dpglm.solvers.dp_agd import (
+    StepRecord,
+    candidate_steps,
+    dp_agd,
+    grad_avg,
+    zcdp_budget,
+)
+from dpglm.solvers.reference import solve_reference
+from solver_problems import make_data, seed_of
+
+dp_agd_module = importlib.import_module("dpglm.solvers.dp_agd")
+DELTA = 1e-6
+#: a correct implementation fails a statistical test with probability below 1e-7
+Z = 5.5
+
+
+def relative_excess(prob, theta):
+    ref = solve_reference(prob)
+    assert ref.certified
+    return (prob.objective(theta) - ref.objective) / abs(ref.objective)
+
+
+def spent_rho(report):
+    """The zCDP budget of the report's events: ``1 / (2 z**2)`` for Gaussians and Gumbel max."""
+    return math.fsum(m.count * 0.5 / m.noise_multiplier**2 for m in report.mechanisms)
+
+
+# --- epsilon = inf: gradient descent with a line search ------------------------------------
+
+PROBLEMS = {
+    "logistic-l2-icpt": ("logistic", L2(0.01), True, False),
+    "logistic-l2-icpt-csc": ("logistic", L2(0.01), True, True),
+    "squared_hinge-enet0": ("squared_hinge", ElasticNet(0.05, 0.0), False, False),
+    "squared-l2-icpt-csc": ("squared", L2(0.001), True, True),
+}
+
+
+@pytest.mark.parametrize("case", PROBLEMS)
+def test_non_private_dp_agd_reaches_the_reference_optimum(case):
+    datafit, penalty, intercept, sparse = PROBLEMS[case]
+    X, y = make_data(
+        seed_of("optimum", case), n=300, p=8, classification=datafit != "squared", sparse=sparse
+    )
+    prob = Problem(X, y, datafit, penalty, fit_intercept=intercept)
+    fit = dp_agd(prob, epsilon=math.inf, delta=0.0, max_iter=300)
+    excess = relative_excess(prob, fit.theta)
+    assert -1e-9 <= excess <= 1e-6, excess
+    assert fit.report.non_private and not fit.report.guarantee
+    assert math.isinf(fit.info["clip_grad"]) and math.isinf(fit.info["clip_obj"])
+    assert all(math.isinf(r.gradient_rho[0]) for r in fit.info["schedule"])
+    np.testing.assert_array_equal(fit.history.thetas[-1], fit.theta)
+    assert fit.history.passes[-1] == fit.n_iter == len(fit.info["schedule"])
+
+
+def test_non_private_line_search_takes_the_best_candidate_and_adapts_its_grid():
+    X, y = make_data(seed_of("line search"), n=200, p=4, classification=True)
+    prob = Problem(X, y, "logistic", L2(0.1))
+    fit = dp_agd(prob, epsilon=math.inf, delta=0.0, max_iter=25, tau=5, candidates=10)
+    objectives = [prob.objective(np.zeros(4)), *fit.history.objectives(prob)]
+    # an exact line search never goes up
+    assert np.all(np.diff(objectives) <= 1e-15)
+    schedule = fit.info["schedule"]
+    # a_max is reset every tau steps to (1 + gamma) times the largest step since the last
+    # reset; a step whose direction every candidate overshoots then divides it by K
+    expected = 2.0
+    for t, record in enumerate(schedule):
+        if t > 0 and t % 5 == 0:
+            expected = 1.1 * max(r.step_size for r in schedule[t - 5 : t])
+        shrinks = math.log(expected / record.max_step, 10)
+        assert shrinks == pytest.approx(round(shrinks), abs=1e-9), (t, record)
+        expected = record.max_step
+        assert record.step_size in record.max_step * np.arange(11) / 10
+    assert any(r.max_step < schedule[0].max_step for r in schedule)
+    # each step took the best candidate of its grid along its direction
+    assert len(fit.history) == fit.n_iter
+    thetas = [np.zeros(4), *fit.history.thetas]
+    for previous, theta, record in zip(thetas, thetas[1:], schedule, strict=False):
+        if record.step_size > 0:
+            direction = (previous - theta) / record.step_size
+            grid = record.max_step * np.arange(11) / 10
+            values = [prob.objective(previous - a * direction) for a in grid]
+            chosen = prob.objective(theta)
+            assert chosen <= min(values) + 1e-12 * abs(chosen)
+
+
+@pytest.mark.parametrize("candidates", [1, 2])
+def test_non_private_fit_with_few_candidates_converges_and_ends(candidates):
+    X, y = make_data(seed_of("few candidates", candidates), n=100, p=3, classification=True)
+    prob = Problem(X, y, "logistic", L2(0.1))
+    fit = dp_agd(prob, epsilon=math.inf, delta=0.0, max_iter=5000, candidates=candidates)
+    assert relative_excess(prob, fit.theta) <= 1e-6
+    # converged: the grid shrank below the rounding level of w, and the fit stopped
+    assert fit.n_iter < 5000 and fit.info["schedule"][-1].step_size == 0.0
+
+
+# --- a private fit, replayed in NumPy with the solver's own draws ---------------------------
+
+
+class RecordingSource(NoiseSource):
+    """A seeded source that keeps every draw it hands out, with its scale."""
+
+    def __init__(self, seed):
+        self.inner = make_noise_source(seed)
+        self.generator = self.inner.generator
+        self.draws = []
+
+    def standard_normal(self, size=None):
+        draws = self.inner.standard_normal(size)
+        self.draws.append(("normal", 1.0, np.array(draws)))
+        return draws
+
+    def gumbel(self, scale, size=None):
+        draws = self.inner.gumbel(scale, size)
+        self.draws.append(("gumbel", scale, np.array(draws)))
+        return draws
+
+
+def replay_dp_agd(prob, fit, source, settings):
+    """Each step in NumPy from the reported schedule; returns the final iterate."""
+    X = prob.X.toarray() if sp.issparse(prob.X) else np.asarray(prob.X)
+    F = np.hstack([X, np.ones((X.shape[0], 1))]) if prob.fit_intercept else X
+    n, p = X.shape
+    l2 = prob.penalty.prox_params(p)[1] if prob.penalty is not None else np.zeros(p)
+    draws = iter(source.draws)
+    C, C_obj, K = settings["clip_grad"], settings["clip_obj"], settings["candidates"]
+    gamma, tau = settings["gamma"], settings["tau"]
+    theta = np.zeros(prob.n_coords)
+    max_step, chosen = settings["max_step"], []
+    for t, record in enumerate(fit.info["schedule"], start=1):
+        assert record.max_step == pytest.approx(max_step, rel=1e-14)
+        steps = max_step * np.arange(K + 1) / K
+        s = prob.datafit.derivative(F @ theta, prob.y)
+        norms = np.abs(s) * np.linalg.norm(F, axis=1)
+        with np.errstate(divide="ignore"):
+            g = (s * np.minimum(1.0, C / norms)) @ F
+        held, noisy = 0.0, None
+        selections = iter(record.selection_rho)
+        for rho in record.gradient_rho:
+            kind, _, noise = next(draws)
+            assert kind == "normal"
+            measured = g + 2 * C / math.sqrt(2 * rho) * noise  # sensitivity 2 C, replace-one
+            noisy = measured if noisy is None else (held * noisy + rho * measured) / (held + rho)
+            held += rho
+            G = noisy / n
+            G[:p] += l2 * theta[:p]
+            d = G / np.linalg.norm(G)
+            values = []
+            for a in steps:
+                moved = theta - a * d
+                losses = np.minimum(prob.datafit.loss(F @ moved, prob.y), C_obj)
+                values.append(losses.sum() + n * 0.5 * np.sum(l2 * moved[:p] ** 2))
+            kind, scale, gumbel = next(draws)
+            assert kind == "gumbel"
+            assert scale == pytest.approx(C_obj / math.sqrt(2 * next(selections)), rel=1e-14)
+            k = int(np.argmax(-np.array(values) + gumbel))
+        assert next(selections, None) is None
+        assert steps[k] == pytest.approx(record.step_size, rel=1e-14)
+        theta = theta - steps[k] * d
+        if k > 0:
+            chosen.append(steps[k])
+        if t % tau == 0 and chosen:
+            max_step, chosen = (1 + gamma) * max(chosen), []
+    assert next(draws, None) is None
+    return theta
+
+
+REPLAY = {"clip_grad": 0.3, "clip_obj": 0.8, "candidates": 6, "gamma": 0.2, "tau": 3}
+
+
+def replay_problem(case):
+    if case == "rejections":
+        # y = 0 is optimal at w = 0: noisy directions, about half of them rejected
+        rng = np.random.default_rng(seed_of("replay rejections"))
+        X, y = rng.uniform(-1, 1, (1000, 3)), np.zeros(1000)
+        return Problem(X, y, "squared", L2(0.01), fit_intercept=True), 300
+    sparse = case == "csc"
+    X, y = make_data(seed_of("replay", case), n=120, p=5, classification=True, sparse=sparse)
+    return Problem(X, y, "logistic", L2(0.05), fit_intercept=True), 12
+
+
+@pytest.mark.parametrize("case", ["dense", "csc", "rejections"])
+def test_private_fit_replays_in_numpy(case):
+    prob, splits = replay_problem(case)
+    source = RecordingSource(seed_of("replay source", case))
+    settings = {**REPLAY, "max_step": 1.5}
+    fit = dp_agd(prob, epsilon=3.0, delta=DELTA, splits=splits, random_state=source, **settings)
+    theta = replay_dp_agd(prob, fit, source, settings)
+    np.testing.assert_allclose(fit.theta, theta, rtol=1e-10, atol=1e-12)
+    sizes = {r.step_size for r in fit.info["schedule"]}
+    assert len(sizes) > 2  # the selection really chooses among the candidates
+    if case == "rejections":
+        assert fit.info["rejections"] >= 10
+
+
+# --- reproducibility ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csc"])
+def test_the_seed_reproduces_the_fit_bit_for_bit(sparse):
+    X, y = make_data(seed_of("seed", sparse), n=200, p=6, sparse=sparse)
+    prob = Problem(X, y, "squared", L2(0.01), fit_intercept=True)
+    kwargs = {"epsilon": 2.0, "delta": DELTA, "splits": 20, "clip_grad": 2.0}
+    a = dp_agd(prob, random_state=11, **kwargs)
+    b = dp_agd(prob, random_state=11, **kwargs)
+    c = dp_agd(prob, random_state=12, **kwargs)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.intercept == b.intercept
+    assert a.info["schedule"] == b.info["schedule"]
+    np.testing.assert_array_equal(a.history.thetas, b.history.thetas)
+    assert a.report == b.report
+    assert not np.array_equal(a.history.thetas, c.history.thetas)
+
+
+# --- the budget: spent exactly, adaptively, and shown -------------------------------------
+
+
+def check_schedule_spends_the_budget(fit, target):
+    report, rho = fit.report, fit.info["rho"]
+    assert fit.report.accountant == "zcdp" and report.neighbouring == "replace_one"
+    # the rho the accountant converts to the target, not more
+    assert zcdp_epsilon_cks(rho, DELTA) <= target
+    assert zcdp_epsilon_cks(rho * (1 + 1e-3), DELTA) > target
+    # the releases run add up to the whole budget (rounding only, never above)
+    assert spent_rho(report) == pytest.approx(rho, rel=1e-12)
+    assert spent_rho(report) <= rho * (1 + 1e-15)
+    assert report.epsilon <= target and report.epsilon == pytest.approx(target, rel=1e-3)
+    per_step = [math.fsum(r.gradient_rho + r.selection_rho) for r in fit.info["schedule"]]
+    assert math.fsum(per_step) == pytest.approx(rho, rel=1e-12)
+    # every release is in the report, with its count and sensitivity
+    kinds = [(m.kind, m.count) for m in report.mechanisms]
+    selections = sum(len(r.selection_rho) for r in fit.info["schedule"])
+    measurements = sum(len(r.gradient_rho) for r in fit.info["schedule"])
+    assert sum(c for k, c in kinds if k == "noisy_max") == selections
+    assert sum(c for k, c in kinds if k == "gaussian") == measurements
+    for m in report.mechanisms:
+        clip = fit.info["clip_obj"] if m.kind == "noisy_max" else 2 * fit.info["clip_grad"]
+        assert m.sensitivity == clip
+        assert f"rho {0.5 / m.noise_multiplier**2:.4g} each" in m.label
+    assert PrivacyReport.from_json(report.to_json()) == report
+    return per_step
+
+
+@pytest.mark.parametrize(("target", "splits", "share"), [(0.5, 30, 0.5), (4.0, 60, 0.2)])
+def test_the_releases_spend_exactly_the_budget(target, splits, share):
+    X, y = make_data(seed_of("budget", target), n=500, p=5, classification=True)
+    prob = Problem(X, y, "logistic", L2(0.01), fit_intercept=True)
+    fit = dp_agd(
+        prob,
+        epsilon=target,
+        delta=DELTA,
+        splits=splits,
+        selection_share=share,
+        random_state=seed_of("budget fit", target),
+    )
+    per_step = check_schedule_spends_the_budget(fit, target)
+    rho, schedule = fit.info["rho"], fit.info["schedule"]
+    first = schedule[0]
+    assert first.gradient_rho[0] == pytest.approx((1 - share) * rho / splits, rel=1e-12)
+    assert first.selection_rho[0] == pytest.approx(share * rho / splits, rel=1e-12)
+    # the last step takes all that remains: at least one step's worth, less than two
+    assert per_step[-1] >= min(per_step[:-1]) * (1 - 1e-12)
+    assert fit.n_iter <= splits
+
+
+def test_max_iter_ends_the_fit_with_all_that_remains():
+    X, y = make_data(seed_of("max_iter"), n=300, p=4)
+    prob = Problem(X, y, "squared", L2(0.1))
+    fit = dp_agd(prob, epsilon=1.0, delta=DELTA, max_iter=3, splits=60, random_state=0)
+    assert fit.n_iter == 3
+    per_step = check_schedule_spends_the_budget(fit, 1.0)
+    assert per_step[-1] > 50 * per_step[0]
+
+
+def test_rejected_directions_raise_the_gradient_budget_for_the_rest_of_the_fit():
+    """At the optimum (y = 0, w = 0) the gradient is 0: the noisy directions are noise.
+
+    A move of 0.25 along a unit direction raises the clipped loss of the 2000 records
+    by about 21 C_obj, against a Gumbel scale of about 60 C_obj per selection (rho / 600
+    each): about half the selections reject their direction. Over 300 seeds the fit
+    rejected 28 times or more, and moved after a rejection in 20 steps or more.
+    """
+    rng = np.random.default_rng(seed_of("rejections"))
+    prob = Problem(rng.uniform(-1, 1, (2000, 3)), np.zeros(2000), "squared")
+    gamma, splits, share = 0.05, 300, 0.5
+    fit = dp_agd(
+        prob,
+        epsilon=2.0,
+        delta=DELTA,
+        gamma=gamma,
+        splits=splits,
+        selection_share=share,
+        candidates=4,
+        max_step=1.0,
+        random_state=seed_of("rejections fit"),
+    )
+    check_schedule_spends_the_budget(fit, 2.0)
+    schedule = fit.info["schedule"]
+    assert fit.info["rejections"] == sum(r.rejections for r in schedule) >= 10
+    assert sum(1 for r in schedule[:-1] if r.rejections and r.step_size > 0) >= 5
+    # each rejection raises rho_ng by (1 + gamma), for the rest of the fit: the second
+    # measurement costs the difference, and the merged estimate has the raised budget
+    rho_ng = (1 - share) * fit.info["rho"] / splits
+    for record in schedule[:-1]:  # the last step may take all that remains instead
+        assert record.gradient_rho[0] == pytest.approx(rho_ng, rel=1e-12)
+        for extra in record.gradient_rho[1:]:
+            assert extra == pytest.approx(gamma * rho_ng, rel=1e-12)
+            rho_ng *= 1 + gamma
+        assert math.fsum(record.gradient_rho) == pytest.approx(rho_ng, rel=1e-12)
+        assert len(record.selection_rho) == len(record.gradient_rho)
+    again = [m for m in fit.report.mechanisms if "GradAvg" in m.label]
+    assert all(m.kind == "gaussian" for m in again)
+    assert sum(m.count for m in again) == sum(len(r.gradient_rho) - 1 for r in schedule)
+    assert any("chosen from earlier private outputs" in a for a in fit.report.assumptions)
+    assert "merged by GradAvg" in str(fit.report)
+
+
+def test_zcdp_budget_uses_the_accountants_conversions():
+    for name, convert in (("zcdp", zcdp_epsilon_cks), ("zcdp-bun-steinke", None)):
+        rho, got = zcdp_budget(2.0, 1e-5, name)
+        assert got == name
+        if convert is not None:
+            assert convert(rho, 1e-5) <= 2.0 < convert(rho * 1.001, 1e-5)
+        else:
+            assert rho + 2 * math.sqrt(rho * math.log(1e5)) <= 2.0
+    assert zcdp_budget(2.0, 1e-5) == zcdp_budget(2.0, 1e-5, "zcdp")
+    assert zcdp_budget(2.0, 1e-5)[0] > zcdp_budget(2.0, 1e-5, "zcdp-bun-steinke")[0]
+
+
+def test_report_under_the_papers_conversion():
+    X, y = make_data(seed_of("bun-steinke"), n=200, p=3)
+    prob = Problem(X, y, "squared")
+    fit = dp_agd(prob, epsilon=1.0, delta=DELTA, accountant="zcdp-bun-steinke", random_state=0)
+    rho = fit.info["rho"]
+    assert fit.report.accountant == "zcdp-bun-steinke"
+    assert spent_rho(fit.report) == pytest.approx(rho, rel=1e-12)
+    assert rho + 2 * math.sqrt(rho * math.log(1 / DELTA)) <= 1.0
+    assert fit.report.epsilon == pytest.approx(1.0, rel=1e-3)
+
+
+# --- GradAvg --------------------------------------------------------------------------------
+
+
+def test_grad_avg_has_the_noise_of_one_measurement_at_the_summed_budget():
+    sensitivity, rho_old, rho_new = 2.0, 0.3, 0.05
+    sigma = {rho: sensitivity / math.sqrt(2 * rho) for rho in (rho_old, rho_new)}
+    # exactly: the weights times the two noise levels
+    w_old, w_new = grad_avg(1.0, rho_old, 0.0, rho_new), grad_avg(0.0, rho_old, 1.0, rho_new)
+    assert w_old + w_new == pytest.approx(1.0, rel=1e-15)  # unbiased
+    variance = (w_old * sigma[rho_old]) ** 2 + (w_new * sigma[rho_new]) ** 2
+    assert variance == pytest.approx(sensitivity**2 / (2 * (rho_old + rho_new)), rel=1e-14)
+    # empirically, through the solver's own measurement of a gradient
+    source = make_noise_source(seed_of("grad avg"))
+    g = np.linspace(-1.0, 1.0, 200_000)
+    first = dp_agd_module._measure(g, 1.0, 1 / math.sqrt(2 * rho_old), source)
+    second = dp_agd_module._measure(g, 1.0, 1 / math.sqrt(2 * rho_new), source)
+    merged = grad_avg(first, rho_old, second, rho_new) - g
+    want = sensitivity**2 / (2 * (rho_old + rho_new))
+    df = g.size
+    # sum of squares / sigma^2 is chi-square with df degrees of freedom: two-sided 2e-8
+    statistic = np.sum(merged**2) / want
+    assert stats.chi2.ppf(1e-8, df) < statistic < stats.chi2.isf(1e-8, df)
+    assert abs(merged.mean()) < Z * math.sqrt(want / df)
+    # the first measurement alone has the larger variance of its own budget
+    alone = np.sum((first - g) ** 2) / (sensitivity**2 / (2 * rho_old))
+    assert stats.chi2.ppf(1e-8, df) < alone < stats.chi2.isf(1e-8, df)
+
+
+# --- the candidate kernel -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("datafit", [Squared(), Logistic(), SquaredHinge(), Huber(0.7)])
+@pytest.mark.parametrize("clip", [0.3, math.inf])
+def test_candidate_kernel_matches_numpy(datafit, clip):
+    rng = np.random.default_rng(seed_of("kernel", datafit.name, clip))
+    n = 257
+    z, u = 3 * rng.standard_normal(n), rng.standard_normal(n)
+    y = np.sign(rng.standard_normal(n)) if datafit.binary_labels else rng.standard_normal(n)
+    steps = candidate_steps(1.7, 9)
+    out = clipped_candidate_losses(
+        datafit.code, datafit.param, z, u, y, steps, clip, np.full(10, np.nan)
+    )
+    want = [np.minimum(datafit.loss(z - a * u, y), clip).sum() for a in steps]
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    # an undefined loss counts as the bound, and so does an overflowing one
+    margins = np.array([np.nan, 1e300 if datafit.name == "squared" else np.nan])
+    edge = clipped_candidate_losses(
+        datafit.code, datafit.param, margins, np.ones(2), np.ones(2), steps, clip, np.empty(10)
+    )
+    assert np.all(edge == 2 * clip)
+
+
+# --- audit 1: one step-size selection -------------------------------------------------------
+
+K = 8  # non-zero candidates
+MAX_STEP = 0.8  # candidates 0, 0.1, ..., 0.8
+SPIKE = 20.0  # |x| of the records whose loss is 0 at one candidate and >= C_obj elsewhere
+C_GRAD, C_OBJ = 0.5, 1.0
+N_SELECT = {"correct": 12_000, "subtracted gumbel noise": 24_000, "published": 4_000}
+
+
+def one_step_fit(rho_selection, rho_gradient):
+    """Keyword arguments of a one-step fit with these two budgets (splits=1: all is spent)."""
+    rho = rho_selection + rho_gradient
+    return {
+        "epsilon": zcdp_epsilon_cks(rho, 1e-5),
+        "delta": 1e-5,
+        "clip_grad": C_GRAD,
+        "clip_obj": C_OBJ,
+        "selection_share": rho_selection / rho,
+        "splits": 1,
+    }
+
+
+def selection_neighbours():
+    """Squared loss, one feature; w moves to +a whatever the noise, so scores depend on a only.
+
+    50 "pushers" (x = 0.01, y = 100) have clipped gradient -C_grad (the noisy sum is
+    negative with probability 1 - 1e-100) and a flat clipped loss C_obj; one "spike"
+    per non-zero candidate a_k (x = 20, y = 20 a_k) has loss 0 at a_k and at least C_obj
+    at every other candidate. The canary is x = 20 with y = 0 in D (loss 0 at a = 0 and
+    C_obj at every move) and y = 20 a_max in D' (a spike at the last candidate). The
+    scores of D minus those of D' are (+C_obj, 0, ..., 0, -C_obj): a non-monotone pair.
+
+    With the Gumbel scale C_obj (claim: 2-DP per selection), the correct selection takes
+    a = 0 with log-probability ratio 1.1 between D and D'. The sign error, an argmax of
+    the scores minus the noise, takes a = 0 (behind the others) only when every other
+    candidate draws a large noise, so the gap to each of the 8 others, which shrinks by
+    C_obj from D' to D (2 C_obj for the last), counts: the log ratio is about 3.1 with
+    Gumbel noise and 9 with exponential noise (the published code).
+    """
+    steps = candidate_steps(MAX_STEP, K)
+    rows = [(0.01, 100.0)] * 50 + [(SPIKE, SPIKE * a) for a in steps[1:]]
+
+    def problem(canary):
+        X, y = np.array([*rows, canary]).T
+        return Problem(X[:, None], y, "squared")
+
+    return {"D": problem((SPIKE, 0.0)), "D'": problem((SPIKE, SPIKE * MAX_STEP))}
+
+
+def subtracted_gumbel_noise(values, *, sensitivity, noise_multiplier, noise, source):
+    """The sign error: the noise is subtracted from the scores -values."""
+    draws = source.gumbel(noise_multiplier * sensitivity, np.shape(values))
+    return int(np.argmax(-np.asarray(values) - draws))
+
+
+def published_selection(values, *, sensitivity, noise_multiplier, noise, source):
+    """The published code: one-sided exponential noise, subtracted from the scores."""
+    draws = source.exponential(noise_multiplier * sensitivity, np.shape(values))
+    return int(np.argmax(-np.asarray(values) - draws))
+
+
+SELECTIONS = {
+    "correct": None,
+    "subtracted gumbel noise": subtracted_gumbel_noise,
+    "published": published_selection,
+}
+
+
+@pytest.mark.parametrize("variant", SELECTIONS)
+def test_step_size_selection_audit(variant, monkeypatch, request):
+    if SELECTIONS[variant] is not None:
+        monkeypatch.setattr(dp_agd_module, "noisy_min", SELECTIONS[variant])
+    problems = selection_neighbours()
+    kwargs = {**one_step_fit(0.5, 0.5), "candidates": K, "max_step": MAX_STEP}
+    fit = dp_agd(problems["D"], random_state=0, **kwargs)
+    assert fit.n_iter == 1
+    gradient, selection = fit.report.mechanisms
+    assert (selection.kind, selection.details["noise"]) == ("noisy_max", "gumbel")
+    assert selection.sensitivity == C_OBJ and gradient.sensitivity == 2 * C_GRAD
+    claim = selection.details["epsilon"]  # pure epsilon of one selection: 2 / z
+    assert claim == pytest.approx(2.0, rel=1e-3)
+
+    def sample(key, n, rng):
+        fits = (dp_agd(problems[key], random_state=rng, **kwargs) for _ in range(n))
+        return np.array([round(f.info["schedule"][0].step_size / (MAX_STEP / K)) for f in fits])
+
+    bound = audit_event(
+        sample, "D'", "D", n=N_SELECT[variant], delta=0.0, rng=seed_of(request.node.name)
+    )
+    if variant == "correct":
+        assert not bound.exceeds(claim), f"correct selection refuted: {bound} > {claim:.4f}"
+        assert bound.epsilon > 0.3 * claim, f"audit without power: {bound}"
+    else:
+        assert bound.exceeds(claim), f"{variant} not caught: {bound} <= {claim:.4f}"
+    print(f"selection {variant}: claim eps={claim:.4f}; {bound}")
+
+
+# --- audit 2: one gradient release ----------------------------------------------------------
+
+N_GRADIENT = 3_000
+
+
+def gradient_neighbours():
+    """Squared loss, two features: the direction's second coordinate carries the canary.
+
+    Background: 25 spikes (x = (20, 0), y = 20 a_k) at each non-zero candidate of
+    (0.1, 0.2, 0.3, 0.4): clipped gradients (-C_grad, 0), a noisy sum of about
+    (-50, 0) against noise of std 1, and a selection that never takes a = 0 (it is
+    25 C_obj behind). The canary x = (0, 10), y = +-10 has clipped gradient
+    (0, -+C_grad) and a flat clipped loss. The final w = -a d has
+    -w_2 / w_1 = (-+C_grad + noise_2) / (50 - noise_1): its sign is that of a
+    Gaussian shifted by the sensitivity 2 C_grad between D and D'.
+    """
+    steps = candidate_steps(0.4, 4)
+    rows = [((SPIKE, 0.0), SPIKE * a) for a in steps[1:] for _ in range(25)]
+
+    def problem(label):
+        X = np.array([x for x, _ in rows] + [(0.0, 10.0)])
+        y = np.array([t for _, t in rows] + [label])
+        return Problem(X, y, "squared")
+
+    return {"D": problem(10.0), "D'": problem(-10.0)}
+
+
+def half_noise(values, *, sensitivity, noise_multiplier, source):
+    """The gradient release with half the calibrated noise."""
+    return gaussian_mechanism(
+        values, sensitivity=sensitivity, noise_multiplier=noise_multiplier / 2, source=source
+    )
+
+
+@pytest.mark.parametrize("variant", ["correct", "half noise"])
+def test_gradient_release_audit(variant, monkeypatch, request):
+    if variant == "half noise":
+        monkeypatch.setattr(dp_agd_module, "gaussian_mechanism", half_noise)
+    problems = gradient_neighbours()
+    kwargs = {**one_step_fit(0.5, 0.5), "candidates": 4, "max_step": 0.4}
+    fit = dp_agd(problems["D"], random_state=0, **kwargs)
+    gradient = fit.report.mechanisms[0]
+    assert gradient.kind == "gaussian" and gradient.sensitivity == 2 * C_GRAD
+    mu_claim = 1.0 / gradient.noise_multiplier  # the Gaussian release is (Delta / sigma)-GDP
+    rng = np.random.default_rng(seed_of(request.node.name))
+
+    def statistic(key):
+        theta = dp_agd(problems[key], random_state=rng, **kwargs).theta
+        return -theta[1] / theta[0] if theta[0] != 0 else 0.0
+
+    stat0 = np.array([statistic("D") for _ in range(N_GRADIENT)])
+    stat1 = np.array([statistic("D'") for _ in range(N_GRADIENT)])
+    bound = mu_lower_bound(stat0, stat1, 0.0)  # the midpoint of the two shifts
+    if variant == "correct":
+        assert not bound.exceeds(mu_claim), f"correct gradient refuted: {bound}"
+        assert bound.mu > 0.5 * mu_claim, f"audit without power: {bound}"
+    else:
+        assert bound.exceeds(mu_claim), f"half noise not caught: {bound} <= {mu_claim:.4f}"
+    print(f"gradient {variant}: claim mu={mu_claim:.4f}; {bound}")
+
+
+# --- budget charging ------------------------------------------------------------------------
+
+
+class DataFreeProblem:
+    """A problem whose data may not be read: what a solver may use before it is charged."""
+
+    def __init__(self, prob):
+        self._prob = prob
+
+    def __getattr__(self, name):
+        if name in ("X", "y", "margins", "derivatives", "gradient", "objective"):
+            raise AssertionError(f"the data ({name}) was read before the budget was charged")
+        return getattr(self._prob, name)
+
+    def __repr__(self):
+        return "DataFreeProblem()"
+
+
+def test_budget_is_charged_once_with_the_whole_budget_before_the_data_is_read():
+    X, y = make_data(seed_of("charge"), n=200, p=3, classification=True)
+    prob = Problem(X, y, "logistic", L2(0.1))
+    # two fits at epsilon 1 compose (in zCDP) to about 1.43: over 1.2, within 1.5
+    budget = PrivacyBudget(1.2, DELTA)
+    fit = dp_agd(prob, epsilon=1.0, delta=DELTA, budget=budget, random_state=0)
+    (charge,) = budget.charges
+    assert charge.plan.events == (dataclasses.replace(charge.plan.events[0], rho=fit.info["rho"]),)
+    assert isinstance(charge.plan.events[0], ZCDPEvent)
+    assert charge.plan.neighbouring == "replace_one"
+    assert charge.epsilon_after == pytest.approx(fit.report.epsilon, rel=1e-9)
+    with pytest.raises(BudgetExceededError):
+        dp_agd(DataFreeProblem(prob), epsilon=1.0, delta=DELTA, budget=budget, random_state=0)
+    assert len(budget.charges) == 1
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    X, y = make_data(seed_of("small"), n=50, p=3)
+    return Problem(X, y, "squared")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("epsilon", -1.0, ValueError),
+        ("delta", 0.0, ValueError),  # zCDP needs delta > 0
+        ("delta", 1.0, ValueError),
+        ("clip_grad", 0.0, ValueError),
+        ("clip_grad", math.inf, ValueError),  # a private fit needs a finite sensitivity
+        ("clip_grad", None, TypeError),
+        ("clip_obj", -1.0, ValueError),
+        ("clip_obj", math.nan, ValueError),
+        ("clip_obj", math.inf, ValueError),
+        ("selection_share", 0.0, ValueError),
+        ("selection_share", 1.0, ValueError),
+        ("selection_share", "half", ValueError),
+        ("splits", 0.5, ValueError),
+        ("splits", math.inf, ValueError),
+        ("gamma", 0.0, ValueError),
+        ("gamma", math.inf, ValueError),
+        ("tau", 0, ValueError),
+        ("tau", 2.5, ValueError),
+        ("tau", True, ValueError),
+        ("candidates", 0, ValueError),
+        ("candidates", 3.0, ValueError),
+        ("max_step", 0.0, ValueError),
+        ("max_step", math.nan, ValueError),
+        ("max_iter", 0, ValueError),
+        ("max_iter", None, ValueError),
+        ("accountant", "rdp", ValueError),
+        ("accountant", "gdp", ValueError),
+    ],
+)
+def test_bad_parameters_are_named(small_problem, name, value, error):
+    kwargs = {"epsilon": 1.0, "delta": DELTA, "random_state": 0}
+    kwargs[name] = value
+    with pytest.raises(error, match=name):
+        dp_agd(small_problem, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("datafit", "penalty", "match"),
+    [
+        ("hinge", None, r"smooth loss.*hinge.*squared_hinge"),
+        ("logistic", L1(0.1), r"smooth penalty.*L1"),
+        ("logistic", ElasticNet(0.1, 0.5), r"smooth penalty.*ElasticNet"),
+        ("logistic", Box(-1.0, 1.0), r"smooth penalty.*Box"),
+        ("logistic", L1Ball(1.0), r"smooth penalty.*L1Ball"),
+    ],
+)
+def test_non_smooth_problems_are_refused(datafit, penalty, match):
+    X, y = make_data(seed_of("refused"), n=30, p=3, classification=True)
+    with pytest.raises(ValueError, match=match):
+        dp_agd(Problem(X, y, datafit, penalty), epsilon=1.0, delta=DELTA)
+
+
+def test_secure_mode(small_problem):
+    with pytest.raises(ValueError, match="seed"):
+        dp_agd(small_problem, epsilon=1.0, delta=DELTA, secure=True, random_state=0)
+    fit = dp_agd(small_problem, epsilon=1.0, delta=DELTA, secure=True, splits=5)
+    assert fit.report.secure and fit.report.epsilon <= 1.0
+
+
+def test_step_record_counts_rejections():
+    assert StepRecord((0.1, 0.01), (0.1, 0.1), 0.5, 1.0).rejections == 1
+    assert StepRecord((0.1, 0.01), (0.1, 0.1), 0.0, 1.0).rejections == 2
+
+
+# --- pure-Python kernels (CI also runs these with NUMBA_DISABLE_JIT=1) ----------------------
+
+
+@pytest.mark.nojit
+def test_tiny_fits_without_jit():
+    X, y = make_data(seed_of("nojit"), n=40, p=3, classification=True, sparse=True)
+    prob = Problem(X, y, "logistic", L2(0.05), fit_intercept=True)
+    exact = dp_agd(prob, epsilon=math.inf, delta=0.0, max_iter=200, candidates=8)
+    assert relative_excess(prob, exact.theta) <= 1e-6
+    source = RecordingSource(seed_of("nojit source"))
+    settings = {**REPLAY, "max_step": 1.0}
+    fit = dp_agd(prob, epsilon=4.0, delta=DELTA, splits=6, random_state=source, **settings)
+    np.testing.assert_allclose(
+        fit.theta, replay_dp_agd(prob, fit, source, settings), rtol=1e-10, atol=1e-12
+    )
+    check_schedule_spends_the_budget(fit, 4.0)
