@@ -735,3 +735,22 @@ def test_bounds_smoothness_spends_nothing_on_estimation():
         solver="dp-cd", feature_bounds=1.0, smoothness="bounds", random_state=0, passes=2
     ).fit(X, y)
     assert list(model.privacy_report_.parts) == ["training"]
+
+
+def test_estimators_fit_and_predict_with_dp_agd():
+    X, y = _classification(n=4000, seed=3)
+    model = DPLogisticRegression(alpha=1e-3, solver="dp-agd", epsilon=1.0, random_state=0)
+    model.fit(X, y)
+    report = model.privacy_report_
+    assert model.solver_ == "dp-agd" and report.accountant == "zcdp"
+    assert report.epsilon <= 1.0 + 1e-9 and model.score(X, y) > 0.9
+    # passes caps the gradient steps; the budget is spent all the same
+    capped = DPLogisticRegression(solver="dp-agd", passes=3, random_state=0).fit(X, y)
+    assert capped.n_iter_ <= 3 and capped.privacy_report_.epsilon <= 1.0 + 1e-9
+    Xr, yr = _regression(n=2000)
+    ridge = DPRidge(alpha=1e-3, solver="dp-agd", epsilon=2.0, random_state=0).fit(Xr, yr)
+    assert ridge.score(Xr, yr) > 0.8
+    with pytest.raises(ValueError, match="step"):
+        DPRidge(solver="dp-agd", step=0.1).fit(Xr, yr)
+    with pytest.raises(ValueError, match="L1"):
+        DPLasso(solver="dp-agd").fit(Xr, yr)

@@ -37,6 +37,12 @@ fits L2-penalised problems without intercept (``fit_intercept=False``); its
 hyperparameters are ``batch_size`` and ``clip`` (no ``step``). It fits the
 model on rows normalised to unit L2 norm, and ``predict`` normalises rows too.
 
+``solver="dp-agd"`` (gradient descent with an adaptive per-step zCDP budget, Lee
+and Kifer 2018) fits smooth losses with no penalty or an L2 penalty; ``clip``
+bounds each per-sample gradient in L2, it chooses its own step sizes (no
+``step``), and runs until its budget is spent (``passes``, if given, caps the
+number of gradient steps).
+
 Feature scaling
 ---------------
 The coordinate solvers need coordinate-wise smoothness constants. Give
@@ -95,9 +101,10 @@ from dpglm.solvers.coordinates import check_positive
 from dpglm.solvers.dp_scd import row_scales
 from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
-SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd")
+SOLVERS = ("auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd")
 #: work of a fit when ``passes`` is None: passes over the data for DP-CD and DP-SGD,
-#: greedy steps for DP-GCD (each reads the whole gradient), passes for DP-SCD
+#: greedy steps for DP-GCD (each reads the whole gradient), passes for DP-SCD; DP-AGD
+#: runs until its budget is spent (``passes`` then caps its gradient steps)
 DEFAULT_PASSES = {"dp-cd": 20.0, "dp-gcd": 20, "dp-sgd": 10.0, "dp-scd": 10.0}
 MODEL_FORMAT = "dpglm-model"
 MODEL_FORMAT_VERSION = 1
@@ -474,6 +481,7 @@ class _DPLinearModel(BaseEstimator):
         return self
 
     def _fit_private(self, problem, solver, epsilon, delta):
+        from dpglm.solvers.dp_agd import dp_agd
         from dpglm.solvers.dp_cd import dp_cd
         from dpglm.solvers.dp_gcd import dp_gcd
         from dpglm.solvers.dp_scd import dp_scd
@@ -489,14 +497,19 @@ class _DPLinearModel(BaseEstimator):
         }
         if self.step is not None:
             common["step"] = self.step
+        if solver in ("dp-scd", "dp-agd") and self.step is not None:
+            raise ValueError(
+                f"step={self.step!r}: {solver.upper()} has no step size to set (DP-SCD's "
+                "hyperparameters are batch_size and clip, DP-AGD chooses its steps "
+                "privately); leave step=None"
+            )
+        if solver == "dp-agd":
+            common["clip_grad"] = common.pop("clip")
+            if self.passes is not None:
+                common["max_iter"] = max(1, round(self.passes))
+            return dp_agd(problem, **common, **options)
         passes = DEFAULT_PASSES[solver] if self.passes is None else self.passes
         if solver == "dp-scd":
-            if self.step is not None:
-                raise ValueError(
-                    f"step={self.step!r}: DP-SCD has no step size (its hyperparameters are "
-                    "batch_size and clip); leave step=None"
-                )
-            common.pop("step", None)
             batch = self.batch_size or default_batch_size(problem.n_samples)
             common["batch_size"] = min(batch, problem.n_samples)
             return dp_scd(problem, passes=passes, **common, **options)
@@ -707,13 +720,14 @@ _COMMON_DOC = """
         ``None``: ``1 / n**2`` from the number of records.
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
-    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd"}, default="auto"
+    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd"}, default="auto"
     clip : float, default=1.0
         Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
-        sample for DP-SGD, bound on each dual update for DP-SCD).
+        sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD).
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
-        None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps).
+        None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs
+        until its budget is spent; ``passes`` caps its steps.
     step : float, optional
         Step-size factor; solver default when None.
     batch_size : int, optional
