@@ -5,6 +5,8 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
+from dpglm.privacy.mechanisms import gaussian_mechanism
+
 
 def seed_of(*parts):
     """A seed derived from the test's own description, stable across runs."""
@@ -25,3 +27,19 @@ def make_data(seed, n=300, p=8, *, classification=False, sparse=False, density=0
     else:
         y = margin + 0.2 * rng.standard_normal(n)
     return (sp.csc_matrix(X) if sparse else X), y
+
+
+def half_gaussian_noise(values, *, sensitivity, noise_multiplier, source):
+    """A Gaussian release with half the calibrated noise (the broken variant of audits)."""
+    return gaussian_mechanism(
+        values, sensitivity=sensitivity, noise_multiplier=noise_multiplier / 2, source=source
+    )
+
+
+def judge_mu_audit(bound, mu_claim, variant, power):
+    """A correct release is not refuted and the audit has ``power``; half noise is caught."""
+    if variant == "correct":
+        assert not bound.exceeds(mu_claim), f"correct release refuted: {bound}"
+        assert bound.mu > power * mu_claim, f"audit without power: {bound}"
+    else:
+        assert bound.exceeds(mu_claim), f"half noise not caught: {bound} <= {mu_claim:.4f}"

@@ -9,6 +9,8 @@ One module per method, each with one public function that takes a
   SeqDP-SCD);
 * :func:`dpglm.solvers.dp_agd.dp_agd`: DP-AGD, gradient descent with an adaptive
   per-iteration zCDP budget and a private line search;
+* :func:`dpglm.solvers.dp_gd.dp_gd`: private gradient descent with a fixed budget split
+  (DP-AGD's baseline);
 * :func:`dpglm.solvers.dp_fw.dp_fw`: private Frank-Wolfe on the L1 ball;
 * :func:`dpglm.solvers.dp_fw.dp_bcfw`: private block-coordinate Frank-Wolfe under
   arbitrary sampling (samplings in :mod:`dpglm.solvers.fw_sampling`);

@@ -323,14 +323,67 @@ class _Budget:
 # --- the data side of a step ------------------------------------------------------------
 
 
-def _row_norms(problem) -> np.ndarray:
-    """L2 norm of every record's feature vector ``(x_i, 1)`` (the 1 only with an intercept)."""
+def row_norms(problem) -> np.ndarray:
+    """L2 norm of every record's feature vector ``(x_i, 1)`` (the 1 only with an intercept).
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[3.0, 4.0], [0.0, 0.0]]), np.zeros(2), "squared")
+    >>> row_norms(prob)
+    array([5., 0.])
+    """
     X = problem.X
     if sp.issparse(X):
         squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
     else:
         squares = np.einsum("ij,ij->i", X, X)
     return np.sqrt(squares + float(problem.fit_intercept))
+
+
+def clipped_gradient_sum(problem, theta, clip: float, norms=None):
+    """``sum_i clip_C(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each.
+
+    A per-sample gradient's L2 norm is ``|l'(z_i)|`` times the row norm, so the
+    clipped sum is one product ``X^T c``: no ``n x p`` array is formed. Each
+    term is clipped on its own (a per-record operation): replacing one record
+    moves the sum by at most ``2 C`` in L2.
+
+    Parameters
+    ----------
+    problem : Problem
+    theta : ndarray of shape (n_coords,)
+        Coefficients, then the intercept when fitted.
+    clip : float
+        ``C``; ``inf`` sums the gradients unclipped.
+    norms : ndarray of shape (n_samples,), optional
+        :func:`row_norms` of the problem, computed here when not given.
+
+    Returns
+    -------
+    total : ndarray of shape (n_coords,)
+    z : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[3.0, 4.0], [1.0, 0.0]]), np.array([1.0, 0.0]), "squared")
+    >>> total, z = clipped_gradient_sum(prob, np.zeros(2), 1.0)
+    >>> total  # the first record's gradient (-3, -4) is scaled to norm 1
+    array([-0.6, -0.8])
+    """
+    z = problem.margins(theta)
+    s = problem.datafit.derivative(z, problem.y)
+    if math.isfinite(clip):
+        norms = row_norms(problem) if norms is None else norms
+        # |l'(z_i)| times the row norm is the per-sample gradient's norm
+        grad_norms = np.abs(s) * norms
+        factor = np.divide(clip, grad_norms, out=np.ones_like(s), where=grad_norms > 0)
+        s = s * np.minimum(factor, 1.0)
+    total = np.asarray(problem.X.T @ s).ravel()
+    if problem.fit_intercept:
+        total = np.append(total, s.sum())
+    return total, z
 
 
 class _Objective:
@@ -341,22 +394,11 @@ class _Objective:
         self.n, self.p = problem.n_samples, problem.n_features
         self.clip_grad, self.clip_obj = clip_grad, clip_obj
         self.l2 = l2
-        self.row_norms = _row_norms(problem) if math.isfinite(clip_grad) else None
+        self.row_norms = row_norms(problem) if math.isfinite(clip_grad) else None
 
     def gradient_sum(self, theta):
         """``sum_i clip(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each."""
-        prob = self.problem
-        z = prob.margins(theta)
-        s = prob.datafit.derivative(z, prob.y)
-        if self.row_norms is not None:
-            # |l'(z_i)| times the row norm is the per-sample gradient's norm
-            norms = np.abs(s) * self.row_norms
-            factor = np.divide(self.clip_grad, norms, out=np.ones_like(s), where=norms > 0)
-            s = s * np.minimum(factor, 1.0)
-        total = np.asarray(prob.X.T @ s).ravel()
-        if prob.fit_intercept:
-            total = np.append(total, s.sum())
-        return total, z
+        return clipped_gradient_sum(self.problem, theta, self.clip_grad, self.row_norms)
 
     def direction(self, noisy, theta):
         """Unit direction of the noisy mean gradient plus the penalty's (exact) gradient."""
