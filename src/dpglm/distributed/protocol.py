@@ -1,0 +1,523 @@
+"""The parties and the coordinator of Algorithm 2 (Lou and Cheung 2018), engine-independent.
+
+``K`` parties each hold a disjoint block of the columns of ``A`` (``n x d``)
+and the targets ``y``; a coordinator holds the iterate ``x``, the public step
+sizes and the shared sketch ``q = J A x`` of the margins, where ``J`` is the
+public ``m x n`` Johnson-Lindenstrauss matrix. At iteration ``t`` the
+coordinator broadcasts ``q`` and every party, on its own,
+
+1. forms the pseudo-margins ``u = J^T q`` (``J^T J ~ I``, so ``u ~ A x``),
+2. samples ``tau`` of its coordinates (a ``tau``-nice sampling, its own draw),
+3. computes their clipped partial gradients
+   ``g_j = (1/n) sum_i clip((u_i - y_i) A_ij, C)`` (the squared loss),
+4. picks a signed index by report-noisy-max over the vertices
+   ``+-r_k e_j`` of its ball restricted to the sampled ``j`` (the kernel of
+   :func:`~dpglm.solvers.dp_fw.dp_fw`), and
+5. uploads one message: the signed index (one int64) and its active feature
+   sketched, ``J a_j + N(0, sigma_j^2 I_m)`` (``m`` float64).
+
+The coordinator then moves ``x <- (1 - gamma) x + gamma sum_k sign_k r_k e_{j_k}``
+and ``q <- (1 - gamma) q + gamma sum_k sign_k r_k (J a_{j_k} + noise)``, which is
+all it ever needs: it never holds ``J`` nor any column.
+
+Nothing here knows how parties are run: an engine
+(:mod:`dpglm.distributed.engines`) builds each :class:`Party` from a
+:class:`PartySetup` where its data lives, calls :meth:`Party.step` and hands the
+messages to the :class:`Coordinator`. Party ``k`` draws from its own stream,
+spawned from the fit's seed, so every engine gives the same bits.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.distributed.protocol import Coordinator, Party, PartyConfig, SketchSpec
+>>> sketch = SketchSpec(n_samples=3, dim=None, seed=0)  # no sketch: J = I
+>>> config = PartyConfig(index=0, features=np.array([0, 1]), tau=2, radius=1.0, sketch=sketch)
+>>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+>>> party = Party(config, X, np.array([1.0, -2.0, 0.0]), seed=0)
+>>> coordinator = Coordinator(np.array([0, 0]), np.array([1.0]), np.array([1.0]), sketch.m)
+>>> q = coordinator.receive(0, [party.step(0, coordinator.q)])
+>>> coordinator.theta, q  # exact selection (no noise): vertex -e_1, step size 1
+(array([ 0., -1.]), array([ 0., -1., -1.]))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm import _kernels
+from dpglm._kernels.frank_wolfe import block_margins_dense, noisy_vertex
+from dpglm._kernels.jit import threads_for
+from dpglm.data.layout import as_layout
+from dpglm.datafits import get_datafit
+from dpglm.exceptions import DpglmError
+from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.solvers.fw_sampling import TauNice
+
+__all__ = [
+    "FLOAT_BYTES",
+    "INT_BYTES",
+    "Coordinator",
+    "Party",
+    "PartyConfig",
+    "PartyError",
+    "PartyLostError",
+    "PartySetup",
+    "ProtocolError",
+    "SketchSpec",
+    "decode_message",
+    "encode_message",
+]
+
+#: an uploaded index is one little-endian int64, a sketch entry one little-endian float64
+INT_BYTES = 8
+FLOAT_BYTES = 8
+_INT = np.dtype("<i8")
+_FLOAT = np.dtype("<f8")
+
+#: the datafit code of the squared loss (see dpglm.datafits): the only one whose
+#: gradient is linear in the margins, which is what the sketch preserves
+_SQUARED = "squared"
+
+
+class PartyError(DpglmError, RuntimeError):
+    """A party failed during distributed training; names the party and the iteration.
+
+    Raised instead of a result: no partial model is returned. ``report`` (set
+    by :func:`~dpglm.distributed.vertical_fw.vertical_fw`) is the privacy
+    report of what was charged, the whole planned fit, since the budget is
+    charged before training starts.
+
+    Attributes
+    ----------
+    party : int
+    iteration : int or None
+        The iteration (0-based) at which it failed; ``None`` while starting.
+    completed : int
+        Iterations completed by every party before the failure.
+    report : PrivacyReport or None
+    """
+
+    def __init__(self, message, *, party, iteration, completed=0):
+        super().__init__(message)
+        self.party = party
+        self.iteration = iteration
+        self.completed = completed
+        self.report = None
+
+
+class PartyLostError(PartyError):
+    """A party's worker was lost, or its call did not come back."""
+
+
+class ProtocolError(PartyError):
+    """A party sent a message the protocol does not allow (wrong size, index or values)."""
+
+
+# --- the public Johnson-Lindenstrauss matrix ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SketchSpec:
+    """The public sketch ``J`` (``m x n``), rebuilt from its seed wherever it is needed.
+
+    ``J`` has i.i.d. ``N(0, 1/m)`` entries, so that ``E[J^T J] = I``. It is
+    never shipped as data: every party rebuilds it from ``seed``, which is
+    public and independent of the data. ``dim=None`` is no sketch (``J = I``,
+    ``m = n``): parties then upload their noisy active columns in full.
+
+    Parameters
+    ----------
+    n_samples : int
+        ``n``.
+    dim : int or None
+        ``m``.
+    seed : int
+        Public seed of ``J``.
+
+    Examples
+    --------
+    >>> spec = SketchSpec(n_samples=50, dim=10, seed=3)
+    >>> spec.m, spec.gaussian().shape
+    (10, (10, 50))
+    >>> bool(spec.column_norm_bound() > 0.5)
+    True
+    """
+
+    n_samples: int
+    dim: int | None
+    seed: int
+
+    @property
+    def m(self) -> int:
+        """Floats in one sketched feature."""
+        return self.n_samples if self.dim is None else self.dim
+
+    @property
+    def identity(self) -> bool:
+        return self.dim is None
+
+    def gaussian(self) -> np.ndarray | None:
+        """``G = sqrt(m) J``, standard normal entries, Fortran order (``None`` for ``J = I``).
+
+        Kept unscaled so that the kernels that apply it read it once per use
+        (see :class:`Party`).
+        """
+        if self.identity:
+            return None
+        rng = np.random.default_rng(self.seed)
+        return np.asfortranarray(rng.standard_normal((self.dim, self.n_samples)))
+
+    def column_norm_bound(self) -> float:
+        """``max_i ||J e_i||_2``: how far one record's entry moves a sketched column, per unit.
+
+        Replacing record ``i`` changes a column ``a`` only in entry ``i``, so
+        ``||J a - J a'||_2 = |a_i - a'_i| ||J e_i||_2``. The paper bounds it
+        with the largest singular value of ``J``, which is larger (about
+        ``sqrt(n / m)`` times here); the largest column norm is the exact
+        worst case over records, and depends on ``J`` alone, never on the data.
+        """
+        G = self.gaussian()
+        if G is None:
+            return 1.0
+        return float(np.sqrt(np.einsum("ij,ij->j", G, G).max() / self.dim))
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+def encode_message(feature: int, sign: int, sketch: np.ndarray) -> bytes:
+    """A party's upload: ``sign * (feature + 1)`` as one int64, then the sketch as float64.
+
+    Examples
+    --------
+    >>> message = encode_message(4, -1, np.array([0.5, 2.0]))
+    >>> len(message) == INT_BYTES + 2 * FLOAT_BYTES
+    True
+    >>> decode_message(message, 2)
+    (4, -1, array([0.5, 2. ]))
+    """
+    signed = np.array([sign * (int(feature) + 1)], dtype=_INT)
+    return signed.tobytes() + np.ascontiguousarray(sketch, dtype=_FLOAT).tobytes()
+
+
+def decode_message(message, m: int) -> tuple[int, int, np.ndarray]:
+    """``(feature, sign, sketch)`` from a message of exactly ``INT_BYTES + m FLOAT_BYTES`` bytes.
+
+    Raises
+    ------
+    ValueError
+        If the message has another size, a zero index or non-finite values.
+
+    Examples
+    --------
+    >>> decode_message(encode_message(0, 1, np.zeros(1)), 1)
+    (0, 1, array([0.]))
+    >>> decode_message(encode_message(0, 1, np.zeros(1)), 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: a message is one int64 and 2 float64 (24 bytes), got 16 bytes
+    """
+    if not isinstance(message, bytes | bytearray):
+        raise ValueError(f"a message is bytes, got {type(message).__name__}")
+    expected = INT_BYTES + m * FLOAT_BYTES
+    if len(message) != expected:
+        raise ValueError(
+            f"a message is one int64 and {m} float64 ({expected} bytes), got {len(message)} bytes"
+        )
+    signed = int(np.frombuffer(message, dtype=_INT, count=1)[0])
+    if signed == 0:
+        raise ValueError("the signed index is 0, which names no feature")
+    sketch = np.frombuffer(message, dtype=_FLOAT, offset=INT_BYTES).copy()
+    if not np.isfinite(sketch).all():
+        raise ValueError("the sketch has non-finite values")
+    return abs(signed) - 1, (1 if signed > 0 else -1), sketch
+
+
+# --- the parties ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartyConfig:
+    """What party ``index`` is told before training: public numbers only.
+
+    Attributes
+    ----------
+    index : int
+        ``k``.
+    features : ndarray of int
+        Global indices of its columns (which party holds which feature is public).
+    tau : int
+        Coordinates sampled per iteration.
+    radius : float
+        ``r_k``, radius of its L1 ball.
+    sketch : SketchSpec
+    clip : float
+        ``C``, bound on every per-sample gradient term (``inf``: no clipping).
+    feature_bounds : ndarray or None
+        ``b_j`` per column: entries are clipped to ``[-b_j, b_j]`` (``None``: not clipped).
+    noise : {"laplace", "gumbel"} or None
+        Selection noise (``None``: exact selection).
+    selection_scale : float
+        Scale of the selection noise (``multiplier * 2 r_k C / n``).
+    sketch_std : ndarray or None
+        Std of the Gaussian noise on the sketch of each column (``None``: no noise).
+    datafit : str
+    """
+
+    index: int
+    features: np.ndarray
+    tau: int
+    radius: float
+    sketch: SketchSpec
+    clip: float = math.inf
+    feature_bounds: np.ndarray | None = None
+    noise: str | None = None
+    selection_scale: float = 0.0
+    sketch_std: np.ndarray | None = None
+    datafit: str = _SQUARED
+
+
+@dataclass
+class PartySetup:
+    """Everything an engine needs to build party ``k`` where its data lives.
+
+    ``seed`` is the party's own stream (a spawned ``SeedSequence``), or
+    ``None`` with ``secure=True``: the party then draws from its own
+    operating system's generator.
+    """
+
+    config: PartyConfig
+    X: object
+    y: np.ndarray
+    seed: object = None
+    secure: bool = False
+
+    def build(self) -> Party:
+        return Party(self.config, self.X, self.y, seed=self.seed, secure=self.secure)
+
+
+def _clip_entries(X, bounds):
+    """Every entry of column ``j`` clipped to ``[-b_j, b_j]``: a per-record operation."""
+    if sp.issparse(X):
+        X = X.copy()
+        per_entry = np.repeat(bounds, np.diff(X.indptr))
+        np.clip(X.data, -per_entry, per_entry, out=X.data)
+        return X
+    return np.asfortranarray(np.clip(X, -bounds, bounds))
+
+
+class Party:
+    """One party of Algorithm 2: its columns, ``y``, its noise stream and its sampling.
+
+    The raw columns never leave the party through the protocol: :meth:`step`
+    returns the only thing it sends, one message of
+    ``INT_BYTES + m FLOAT_BYTES`` bytes, and engines call nothing else.
+
+    Parameters
+    ----------
+    config : PartyConfig
+    X : ndarray or sparse matrix of shape (n, d_k)
+        Its columns (any layout; kept column-wise).
+    y : ndarray of shape (n,)
+    seed : SeedSequence, int or None
+        Its own noise stream.
+    secure : bool, default=False
+        Draw from the operating system's generator (``seed`` must be ``None``).
+    """
+
+    def __init__(self, config: PartyConfig, X, y, *, seed=None, secure=False):
+        self.config = config
+        X = as_layout(X, "columns")
+        if config.feature_bounds is not None:
+            X = _clip_entries(X, np.asarray(config.feature_bounds, dtype=float))
+        self._X = X
+        self._y = np.ascontiguousarray(y, dtype=float)
+        self._n = self._y.shape[0]
+        self._source = make_noise_source(seed, secure=secure)
+        self._sampling = TauNice(len(config.features), config.tau)
+        self._G = config.sketch.gaussian()
+        self._inv_sqrt_m = 1.0 / math.sqrt(config.sketch.m)
+        datafit = get_datafit(config.datafit)
+        self._code, self._param = datafit.code, datafit.param
+        self._clip = np.full(config.tau, config.clip)
+        self._no_clip = np.full(self._n, math.inf)
+        self._iteration = 0
+
+    @property
+    def iteration(self) -> int:
+        """Iterations this party has completed."""
+        return self._iteration
+
+    def step(self, iteration: int, q) -> bytes:
+        """Iteration ``iteration`` of the party given the broadcast sketch ``q``.
+
+        Returns
+        -------
+        bytes
+            The upload: signed global index and sketched active feature.
+        """
+        if iteration != self._iteration:
+            raise ProtocolError(
+                f"party {self.config.index} was asked for iteration {iteration}, but has "
+                f"completed {self._iteration}: iterations run in order, once",
+                party=self.config.index,
+                iteration=iteration,
+                completed=self._iteration,
+            )
+        q = np.ascontiguousarray(q, dtype=float)
+        config, source = self.config, self._source
+        s = self._pseudo_margins(q)
+        _kernels.derivatives(self._code, self._param, s, self._y, s)
+        cols = self._sampling.sample(source, 1)[0]
+        g = self._gradient(cols, s)
+        width = 2 * cols.size
+        if config.noise is None:
+            draws = np.zeros(width)
+        elif config.noise == "gumbel":
+            draws = np.asarray(source.gumbel(1.0, width), dtype=float)
+        else:
+            draws = np.asarray(source.laplace(1.0, width), dtype=float)
+        c = int(noisy_vertex(g, config.radius, draws, config.selection_scale))
+        j, sign = int(cols[c // 2]), 1 - 2 * (c % 2)
+        sketch = self._sketch_column(j)
+        if config.sketch_std is not None:
+            noise = np.asarray(source.standard_normal(sketch.size), dtype=float)
+            sketch += config.sketch_std[j] * noise
+        self._iteration += 1
+        return encode_message(int(config.features[j]), sign, sketch)
+
+    def _pseudo_margins(self, q):
+        """``u = J^T q``, an estimate of the margins ``A x`` from the public sketch."""
+        if self._G is None:
+            return q.copy()
+        G = self._G
+        u = np.empty(G.shape[1])
+        # (1/m) G^T q by the gradient kernel (no clipping), times sqrt(m): u = J^T q.
+        # Numba kernels, not BLAS, so that the sum order never depends on the
+        # process's BLAS threads (Dask workers run one): engines agree bit for bit
+        with threads_for(G.size):
+            _kernels.clipped_gradient_dense(G, q, self._no_clip, u)
+        u *= G.shape[0] * self._inv_sqrt_m
+        return u
+
+    def _gradient(self, cols, s):
+        """Clipped partial gradients of the sampled columns, given the derivatives ``s``."""
+        out = np.empty(cols.size)
+        X = self._X
+        if sp.issparse(X):
+            sub = X[:, cols]
+            _kernels.clipped_gradient_csc(
+                sub.data, sub.indices, sub.indptr, self._n, s, self._clip, out
+            )
+        else:
+            sub = np.asfortranarray(X[:, cols])
+            with threads_for(sub.size):
+                _kernels.clipped_gradient_dense(sub, s, self._clip, out)
+        return out
+
+    def _column(self, j):
+        X = self._X
+        if sp.issparse(X):
+            column = np.zeros(self._n)
+            a, b = X.indptr[j], X.indptr[j + 1]
+            column[X.indices[a:b]] = X.data[a:b]
+            return column
+        return np.array(X[:, j], dtype=float)
+
+    def _sketch_column(self, j):
+        """``J a_j`` (``a_j`` itself without sketch)."""
+        column = self._column(j)
+        if self._G is None:
+            return column
+        out = np.zeros(self._G.shape[0])
+        block_margins_dense(self._G, 0, self._n, column, self._inv_sqrt_m, out)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Party(index={self.config.index}, features={len(self.config.features)}, "
+            f"tau={self.config.tau})"
+        )
+
+
+# --- the coordinator ------------------------------------------------------------------------
+
+
+class Coordinator:
+    """The server of Algorithm 2: ``x``, the step sizes and the shared sketch ``q``.
+
+    Parameters
+    ----------
+    owner : ndarray of int of shape (d,)
+        The party holding each feature (public).
+    radii : ndarray of shape (K,)
+        ``r_k`` of each party's ball.
+    steps : ndarray of shape (T,)
+        Public step sizes.
+    m : int
+        Floats in one sketch.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (d,)
+        The iterate ``x``.
+    q : ndarray of shape (m,)
+        The sketch of the margins, ``J A x`` plus the accumulated noise.
+    vertices : list of (int, int)
+        The ``(feature, sign)`` received, in order.
+    """
+
+    def __init__(self, owner, radii, steps, m):
+        self.owner = np.asarray(owner)
+        self.radii = np.asarray(radii, dtype=float)
+        self.steps = np.asarray(steps, dtype=float)
+        self.m = int(m)
+        self.theta = np.zeros(self.owner.size)
+        self.q = np.zeros(self.m)
+        self.vertices: list = []
+        self.completed = 0
+
+    @property
+    def n_parties(self) -> int:
+        return self.radii.size
+
+    def receive(self, iteration: int, messages) -> np.ndarray:
+        """Apply every party's message of ``iteration``; return the new ``q`` to broadcast."""
+        if iteration != self.completed:
+            raise RuntimeError(f"iteration {iteration} after {self.completed} completed")
+        if len(messages) != self.n_parties:
+            raise RuntimeError(f"{len(messages)} messages for {self.n_parties} parties")
+        decoded = []
+        for k, message in enumerate(messages):
+            try:
+                feature, sign, sketch = decode_message(message, self.m)
+            except ValueError as err:
+                raise ProtocolError(
+                    f"party {k} sent a malformed message at iteration {iteration}: {err}",
+                    party=k,
+                    iteration=iteration,
+                    completed=self.completed,
+                ) from None
+            if not (0 <= feature < self.owner.size and self.owner[feature] == k):
+                raise ProtocolError(
+                    f"party {k} named feature {feature} at iteration {iteration}, which it "
+                    "does not hold",
+                    party=k,
+                    iteration=iteration,
+                    completed=self.completed,
+                )
+            decoded.append((feature, sign, sketch))
+        gamma = self.steps[iteration]
+        self.theta *= 1.0 - gamma
+        self.q *= 1.0 - gamma
+        for k, (feature, sign, sketch) in enumerate(decoded):
+            a = gamma * sign * self.radii[k]
+            self.theta[feature] += a
+            self.q += a * sketch
+            self.vertices.append((feature, sign))
+        self.completed += 1
+        return self.q.copy()
