@@ -1,8 +1,11 @@
 """Small problems and seeds shared by the solver tests."""
 
+import contextlib
+import logging
 import zlib
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from dpglm.privacy.mechanisms import gaussian_mechanism
@@ -43,3 +46,25 @@ def judge_mu_audit(bound, mu_claim, variant, power):
         assert bound.mu > power * mu_claim, f"audit without power: {bound}"
     else:
         assert bound.exceeds(mu_claim), f"half noise not caught: {bound} <= {mu_claim:.4f}"
+
+
+@contextlib.contextmanager
+def local_client(workers=2):
+    """A client of a real ``distributed.LocalCluster``: worker processes on loopback, one
+    thread each; the test is skipped where dask.distributed is not installed."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.CRITICAL,
+    )
+    client = distributed.Client(cluster)
+    try:
+        client.wait_for_workers(workers, timeout=60)
+        yield client
+    finally:
+        client.close()
+        cluster.close()

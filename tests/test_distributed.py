@@ -10,7 +10,6 @@ a worst-case neighbouring pair; statistical tests fail a correct
 implementation with probability below 1e-6.
 """
 
-import logging
 import math
 import os
 import signal
@@ -39,7 +38,7 @@ from dpglm.privacy.budget import PrivacyBudget
 from dpglm.problem import Problem
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
 from dpglm.solvers.reference import solve_reference
-from solver_problems import make_data, seed_of
+from solver_problems import local_client, make_data, seed_of
 
 DELTA = 1e-6
 ALPHA = 1e-6
@@ -447,21 +446,8 @@ def test_one_party_selection_audit(variant, request):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    )
-    client = distributed.Client(cluster)
-    try:
+    with local_client() as client:
         yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 def test_dask_engine_gives_the_in_process_bits(problem, client):

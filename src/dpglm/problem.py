@@ -107,6 +107,11 @@ class Problem:
     array([-0.5, -1. ])
     """
 
+    #: Whether the rows live in chunks elsewhere (on Dask workers, see
+    #: :mod:`dpglm.distributed.data_parallel`): the data-parallel solvers then build
+    #: the data side of their steps from the problem instead of reading ``X``.
+    sharded = False
+
     def __init__(self, X, y, datafit, penalty=None, fit_intercept: bool = False):
         data = load(X, y)
         # one layout to start with; a solver that reads the other converts once

@@ -1,4 +1,4 @@
-"""Distributed training: private Frank-Wolfe with features split across parties.
+"""Distributed training: features split across parties, or records split in row chunks.
 
 :func:`~dpglm.distributed.vertical_fw.vertical_fw` runs Algorithm 2 of Lou and
 Cheung (2018): ``K`` parties each hold a block of columns, and a coordinator
@@ -7,6 +7,13 @@ protocol (:mod:`dpglm.distributed.protocol`) does not know where the parties
 run; an engine (:mod:`dpglm.distributed.engines`) does: in this process by
 default, or one Dask actor per party (the ``dask`` extra).
 
+:class:`~dpglm.distributed.data_parallel.ShardedProblem` is the data-parallel
+side: the records stay in the row chunks of a
+:class:`~dpglm.distributed.sharded.ShardedRows` (a row-chunked ``dask.array``
+or a list of files, one Dask actor per chunk), and DP-GCD, DP-AGD, private
+Frank-Wolfe and DP-SGD run on it, with the clipped sums computed on the
+chunks and the noise added once at the coordinator.
+
 Examples
 --------
 >>> from dpglm.distributed import InProcessEngine, vertical_fw
@@ -14,16 +21,21 @@ Examples
 'in-process'
 """
 
+from dpglm.distributed.data_parallel import ShardedProblem
 from dpglm.distributed.engines import DaskEngine, Engine, InProcessEngine
 from dpglm.distributed.protocol import PartyError, PartyLostError, ProtocolError
+from dpglm.distributed.sharded import ChunkLostError, ShardedRows
 from dpglm.distributed.vertical_fw import vertical_fw
 
 __all__ = [
+    "ChunkLostError",
     "DaskEngine",
     "Engine",
     "InProcessEngine",
     "PartyError",
     "PartyLostError",
     "ProtocolError",
+    "ShardedProblem",
+    "ShardedRows",
     "vertical_fw",
 ]

@@ -386,6 +386,36 @@ def clipped_gradient_sum(problem, theta, clip: float, norms=None):
     return total, z
 
 
+def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarray:
+    """``sum_i min(l(z_i - a u_i), C_obj)`` for every candidate ``a``, with ``u = X d``.
+
+    Parameters
+    ----------
+    problem : Problem
+    z : ndarray of shape (n_samples,)
+        Margins at the current iterate.
+    direction : ndarray of shape (n_coords,)
+        ``d`` (its last entry moves the intercept, when fitted).
+    steps : ndarray of shape (k,)
+        Candidate step sizes.
+    clip_obj : float
+        ``C_obj``; ``inf`` for no clipping.
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[1.0], [2.0]]), np.zeros(2), "squared")
+    >>> candidate_losses(prob, np.zeros(2), np.array([1.0]), np.array([0.0, 1.0]), 1.0)
+    array([0. , 1.5])
+    """
+    u = problem.margins(direction)
+    out = np.empty(steps.shape[0])
+    clipped_candidate_losses(
+        problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
+    )
+    return out
+
+
 class _Objective:
     """Clipped gradient sums and clipped candidate objectives of one problem."""
 
@@ -394,11 +424,17 @@ class _Objective:
         self.n, self.p = problem.n_samples, problem.n_features
         self.clip_grad, self.clip_obj = clip_grad, clip_obj
         self.l2 = l2
-        self.row_norms = row_norms(problem) if math.isfinite(clip_grad) else None
+        self.row_norms = None  # read on the first gradient sum, when clipping needs them
 
     def gradient_sum(self, theta):
         """``sum_i clip(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each."""
+        if self.row_norms is None and math.isfinite(self.clip_grad):
+            self.row_norms = row_norms(self.problem)
         return clipped_gradient_sum(self.problem, theta, self.clip_grad, self.row_norms)
+
+    def losses(self, z, direction, steps):
+        """The data part of the candidates' values, see :func:`candidate_losses`."""
+        return candidate_losses(self.problem, z, direction, steps, self.clip_obj)
 
     def direction(self, noisy, theta):
         """Unit direction of the noisy mean gradient plus the penalty's (exact) gradient."""
@@ -409,12 +445,7 @@ class _Objective:
 
     def values(self, theta, z, direction, steps):
         """``sum_i min(l(z_i - a u_i), C_obj) + n psi(w - a d)`` for every candidate ``a``."""
-        prob = self.problem
-        u = prob.margins(direction)
-        out = np.empty(steps.shape[0])
-        clipped_candidate_losses(
-            prob.datafit.code, prob.datafit.param, z, u, prob.y, steps, self.clip_obj, out
-        )
+        out = self.losses(z, direction, steps)
         # psi(w - a d) = psi(w) - a sum l2 w d + a**2 psi(d) for psi = sum l2 w**2 / 2
         w, d = theta[: self.p], direction[: self.p]
         psi_w, slope, psi_d = (0.5 * self.l2 @ (w * w), self.l2 @ (w * d), 0.5 * self.l2 @ (d * d))
@@ -734,7 +765,11 @@ def dp_agd(
         secure=source.secure,
     )
 
-    objective = _Objective(problem, settings.clip_grad, settings.clip_obj, l2)
+    # the data side: in memory, or on a sharded problem's row chunks
+    if problem.sharded:
+        objective = problem.agd_objective(settings.clip_grad, settings.clip_obj, l2)
+    else:
+        objective = _Objective(problem, settings.clip_grad, settings.clip_obj, l2)
     schedule = None
     if private:
         per_step = rho / splits

@@ -52,6 +52,7 @@ from dpglm.privacy.report import collect_privacy_warnings
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_coordinate_problem,
+    check_in_memory,
     check_positive,
     coordinate_arrays,
     neighbouring_assumptions,
@@ -182,6 +183,7 @@ def dp_cd(
         ``history`` holds the iterate returned after each round (up to 100
         evenly spaced rounds).
     """
+    check_in_memory(problem, "DP-CD")
     check_coordinate_problem(problem, "DP-CD")
     epsilon, delta = check_privacy_target(epsilon, delta)
     step = check_positive("step", step)

@@ -247,6 +247,10 @@ class _Blocks:
     def derivatives(self):
         _kernels.derivatives(self.code, self.param, self.z, self.y, self.s)
 
+    def scale_margins(self, factor):
+        """``z *= factor``: every block moved towards its vertex (``X theta`` scales)."""
+        self.z *= factor
+
     def gradient(self, b, out):
         """Clipped gradient of block ``b`` at the current margins, written to ``out``."""
         a, e = self.bounds[b], self.bounds[b + 1]
@@ -350,7 +354,7 @@ def _run(data, domain, scales, steps, source, noise):
         offset, gamma = starts[t % chunk], steps[t]
         data.derivatives()
         if shared:  # every block moves: X theta scales as a whole
-            data.z *= 1.0 - gamma
+            data.scale_margins(1.0 - gamma)
         for b in drawn[t % chunk]:
             width = 2 * sizes[b]
             j, sign = data.step(
@@ -450,7 +454,10 @@ def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accoun
     else:
         scales, clip = np.zeros(domain.radii.size), math.inf
     steps = 2.0 / (domain.sampling.p_min * np.arange(n_iter) + 2.0)
-    data = _Blocks(problem, domain.order, domain.bounds, clip)
+    if problem.sharded:  # the same steps, with the margins on the problem's row chunks
+        data = problem.fw_blocks(domain.order, domain.bounds, clip)
+    else:
+        data = _Blocks(problem, domain.order, domain.bounds, clip)
     with threads_for(math.inf if data.sparse else problem.n_samples * domain.widest):
         theta, history, vertices = _run(data, domain, scales, steps, source, noise)
     return FitResult.from_theta(

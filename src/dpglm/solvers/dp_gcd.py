@@ -65,6 +65,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -155,6 +156,10 @@ class _ClippedGradient:
             self.nnz = X.nnz
         self.work = 0
         self.refresh()
+
+    def gradient(self, t: int):
+        """The clipped gradient at the start of step ``t`` (kept up to date by :meth:`move`)."""
+        return self.G
 
     def refresh(self):
         """Recompute derivatives and the clipped gradient from the margins."""
@@ -278,8 +283,14 @@ def dp_gcd(
         neighbouring=NEIGHBOURING,
     )
     source = make_noise_source(random_state, secure=secure)
+    # M_j from the data here, or from column sums where a sharded problem's rows live
+    # (a partial adds no frame: a leak warning still points at the caller of dp_gcd)
+    if problem.sharded:
+        estimate = functools.partial(problem.smoothness, spec)
+    else:
+        estimate = functools.partial(spec.estimate, problem)
     with collect_privacy_warnings() as leaks:
-        M = None if spec.mode == "private" else spec.estimate(problem, source=source)
+        M = None if spec.mode == "private" else estimate(source=source)
     # sensitivities for the report, when tr M is known before the fit (public or leaked)
     delta_score = delta_grad = None
     if private and M is not None:
@@ -302,7 +313,7 @@ def dp_gcd(
         secure=source.secure,
     )
     if M is None:
-        M = spec.estimate(problem, source=source)
+        M = estimate(source=source)
     arrays = coordinate_arrays(
         M, step=step, clip=clip if private else math.inf, penalty=problem.penalty, n_features=p
     )
@@ -314,8 +325,9 @@ def dp_gcd(
         score_scale, update_scale = 0.0, np.zeros(n_coords)
 
     draws = _Draws(source, noise, private, score_scale, update_scale)
-    # sparse gradients always use the default threads
-    with threads_for(math.inf if sp.issparse(problem.X) else problem.X.size):
+    # sparse gradients always use the default threads (so do sharded ones, on their workers)
+    sparse = problem.sharded or sp.issparse(problem.X)
+    with threads_for(math.inf if sparse else problem.X.size):
         theta, history, picks = _run(problem, arrays, rule_code, draws, n_iter)
     return FitResult.from_theta(
         problem,
@@ -363,7 +375,7 @@ def _run(problem, arrays, rule_code, draws, n_iter):
     """The ``n_iter`` greedy steps; returns the iterate, the history and the selections."""
     n_coords = problem.n_coords
     M = arrays.smoothness
-    state = _ClippedGradient(problem, arrays.clip)
+    state = _gradient_state(problem, arrays.clip)
     theta = np.zeros(n_coords)
     history = History.empty(n_coords)
     marks = History.checkpoints(n_iter)
@@ -376,12 +388,13 @@ def _run(problem, arrays, rule_code, draws, n_iter):
             rows = min(block, n_iter - t)
             selection_noise = draws.standard((rows, n_coords))
             update_noise = draws.standard((rows,), update=True)
+        G = state.gradient(t)
         j = greedy_select(
-            rule_code, state.G, theta, M, arrays.l1, arrays.l2, arrays.lo, arrays.hi,
+            rule_code, G, theta, M, arrays.l1, arrays.l2, arrays.lo, arrays.hi,
             selection_noise[row], draws.score_scale,
         )  # fmt: skip
         picks[t] = j
-        g = state.G[j] + update_noise[row] * draws.update_scale[j]
+        g = G[j] + update_noise[row] * draws.update_scale[j]
         old = theta[j]
         new = _kernels.prox_elastic_net_box(
             old - arrays.step[j] * g,
@@ -397,6 +410,13 @@ def _run(problem, arrays, rule_code, draws, n_iter):
         if t + 1 in marks:
             history.record(t + 1, theta)
     return theta, history, picks
+
+
+def _gradient_state(problem, clip):
+    """The clipped gradient kept up to date: here, or on a sharded problem's row chunks."""
+    if problem.sharded:
+        return problem.greedy_gradient(clip)
+    return _ClippedGradient(problem, clip)
 
 
 def _rule_code(rule, problem):

@@ -117,6 +117,7 @@ from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
+    check_in_memory,
     check_positive,
     neighbouring_assumptions,
 )
@@ -171,6 +172,7 @@ def sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -
 
 def check_scd_problem(problem) -> float:
     """Refuse what DP-SCD cannot fit; return ``lambda`` (the L2 penalty's ``alpha``)."""
+    check_in_memory(problem, "DP-SCD")
     penalty = problem.penalty
     if type(penalty) is not L2:
         raise ValueError(

@@ -249,21 +249,30 @@ def _chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
     return max(1, min(total, _DRAW_BLOCK // max(n_coords, batch_size)))
 
 
+def sample_norms(X, fit_intercept: bool) -> np.ndarray:
+    """``||(x_i, 1)||`` of every row of the row-major ``X`` (the 1 only with an intercept).
+
+    Examples
+    --------
+    >>> sample_norms(np.array([[3.0, 4.0], [0.0, 0.0]]), True)
+    array([5.09901951, 1.        ])
+    """
+    if sp.issparse(X):
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        squares = np.einsum("ij,ij->i", X, X)
+    return np.sqrt(squares + (1.0 if fit_intercept else 0.0))
+
+
 class _Steps:
     """Runs DP-SGD steps on the row-major data with the dense or CSR kernel."""
 
     def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
         X = problem.rows
-        extra = 1.0 if problem.fit_intercept else 0.0
         self.sparse = sp.issparse(X)
-        if self.sparse:
-            self.data = (X.data, X.indices, X.indptr)
-            squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            self.data = (X,)
-            squares = np.einsum("ij,ij->i", X, X)
+        self.data = (X.data, X.indices, X.indptr) if self.sparse else (X,)
         self.y = np.ascontiguousarray(problem.y, dtype=float)
-        self.row_norms = np.sqrt(squares + extra)
+        self.row_norms = sample_norms(X, problem.fit_intercept)
         self.theta = theta
         self.grad = np.empty_like(theta)
         self.settings = (clip, step, inv_b, *penalty_arrays)
@@ -388,7 +397,11 @@ def dp_sgd(
     sigma = multiplier * event.sensitivity if private else 0.0
 
     theta = np.zeros(n_coords)
-    steps = _Steps(problem, theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
+    # the data side: in memory, or the sampled rows gathered on a sharded problem's chunks
+    if problem.sharded:
+        steps = problem.sgd_steps(theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
+    else:
+        steps = _Steps(problem, theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
     history = _train(steps, BatchSampler(n, batch_size, sampling), source, T, private)
     return FitResult.from_theta(
         problem,

@@ -1,0 +1,589 @@
+"""Data-parallel private solvers: DP-GCD, DP-AGD, private Frank-Wolfe and DP-SGD on row chunks.
+
+A :class:`ShardedProblem` is a :class:`~dpglm.problem.Problem` whose records
+live in the row chunks of a :class:`~dpglm.distributed.sharded.ShardedRows`
+(a row-chunked ``dask.array``, dense or with ``scipy.sparse`` chunks, or a
+list of files, each loaded by the worker that owns it). The in-memory solvers
+run on it unchanged: :func:`~dpglm.solvers.dp_gcd.dp_gcd`,
+:func:`~dpglm.solvers.dp_agd.dp_agd`, :func:`~dpglm.solvers.dp_fw.dp_fw` (and
+:func:`~dpglm.solvers.dp_fw.dp_bcfw`) and :func:`~dpglm.solvers.dp_sgd.dp_sgd`
+validate, plan, calibrate, charge the budget, draw every random number and
+select exactly as they do in memory. Only the data side of a step (the
+object that reads ``X``) is replaced by one that asks the chunks for their
+**clipped sums**, adds them in chunk order, and hands the total to the
+solver, which adds the noise once, here, from the fit's single noise source.
+
+Layout: row chunks, for every solver
+    A clipped gradient is a sum over records of per-record clipped terms, so
+    each chunk computes its part on its own records and the coordinator adds
+    the parts: one round trip per step, whatever the number of features, and
+    no record ever leaves its worker. (A column split would need the margins
+    of every record on every column holder at every step, and the vertical
+    protocol of :mod:`dpglm.distributed.vertical_fw` pays for that with a
+    sketch.) Within a chunk the rows are kept in the layout the solver's
+    kernels read, converted in place once per fit when needed.
+
+DP-GCD (:func:`~dpglm.solvers.dp_gcd.dp_gcd`)
+    Needs every coordinate's clipped partial derivative at each step (the
+    report-noisy-max compares them all). Each chunk keeps its margins
+    ``z = X theta``; a step broadcasts the coordinate moved and by how much
+    (``j, d``: two numbers), each chunk updates its margins
+    (``z += d X_j``) and returns ``sum_i clip(l'(z_i) X_ij, C_j)`` for every
+    ``j`` (``n_coords`` floats). A resident chunk runs the in-memory tracker
+    on its rows (on sparse rows it patches the sums from the rows the moved
+    column touches); a spilled one recomputes them from its margins.
+    Selection, update noise and the step happen at the coordinator. A step
+    that does not move the coordinate costs no round trip.
+    ``smoothness="private"`` sums each chunk's clipped ``X_ij**2`` (per
+    record, then per column) and adds the Laplace noise here.
+DP-FW (:func:`~dpglm.solvers.dp_fw.dp_fw`, :func:`~dpglm.solvers.dp_fw.dp_bcfw`)
+    The same: every coordinate's clipped sum (every vertex is scored). The
+    margin updates of a step (``z <- (1 - mu) z + mu r X_j``) travel with the
+    next request; one round trip per drawn block.
+DP-AGD (:func:`~dpglm.solvers.dp_agd.dp_agd`)
+    Each step asks the chunks for the sum of their per-sample L2-clipped
+    gradients (``n_coords`` floats; the margins stay on the chunks), then,
+    for each selection, for the ``K + 1`` sums of clipped candidate losses
+    along the noisy direction (``K + 1`` floats).
+DP-SGD (:func:`~dpglm.solvers.dp_sgd.dp_sgd`)
+    The coordinator draws the batch (Poisson or without replacement, from the
+    fit's source, exactly as in memory) and sends each chunk the indices of
+    its sampled rows and the iterate; the chunk gathers those rows, clips
+    each per-sample gradient to L2 norm ``C`` and returns their sum
+    (``n_coords`` floats). Chunks without a sampled row are not called. One
+    round trip per step.
+
+Why DP-CD stays on one machine
+    DP-CD (:func:`~dpglm.solvers.dp_cd.dp_cd`) updates one coordinate at a
+    time, and each update needs the clipped partial derivative at the fresh
+    residual, which the previous update just changed: a round trip to every
+    chunk per coordinate step, ``n_coords`` of them per pass, thousands per
+    pass on wide data, each moving ``O(1)`` numbers. The latency of those
+    round trips, not the arithmetic, would set the speed; DP-GCD does the
+    same kind of coordinate step with one round trip per step and is the
+    method to distribute. Its in-memory kernels stay where they are (a
+    :class:`ShardedProblem` passed to DP-CD raises, saying so).
+
+Privacy
+    The plan, its calibration, the budget charge and the report are the
+    in-memory solver's, computed before any chunk is read for training.
+    What the chunks return are sums of clipped per-record terms (the very
+    quantities the plan's sensitivities bound), computed before any noise:
+    the noise is added once, at the coordinator, from the fit's one source.
+    The coordinator never holds a record. Besides the sums it learns what
+    loading tells any :class:`~dpglm.problem.Problem`: each chunk's shape
+    and number of stored entries (the number of records is public in the
+    replace-one analysis), the label names of classification files, and the
+    first row with an invalid label, raised as an error; no fit releases
+    them. As with :class:`~dpglm.distributed.engines.DaskEngine`, Dask is no
+    trust boundary: a client can run any code on its workers.
+
+Same result as in memory
+    For the same ``random_state`` the fit equals the in-memory fit of the
+    same records up to the order of the sums (chunk by chunk, then across
+    chunks in chunk order): coefficients agree to about ``1e-15`` relative
+    (the tests require ``1e-10``), the selections and the privacy report
+    exactly (a noisy argmax would have to be tied to rounding to differ).
+    The sums are added in chunk order, wherever the chunks run.
+
+Out of core
+    ``ShardedRows.from_files(..., resident=False)`` (or ``from_dask_array``)
+    loads one chunk per worker at a time and spills it to a memory-mapped
+    ``.npy`` file; each step maps a chunk, computes, unmaps it. A worker then
+    holds one chunk at a time, plus the targets and 8 to 24 bytes per record
+    of fit state for each of its chunks, so the data may be far larger than
+    a worker's memory limit (the sum of the workers' limits, even).
+
+Failures
+    A lost worker raises :class:`~dpglm.distributed.sharded.ChunkLostError`
+    naming the chunk, its worker and the iteration; no model is returned
+    (the budget was charged for the whole plan before training, as always).
+    :meth:`ShardedRows.restart <dpglm.distributed.sharded.ShardedRows.restart>`
+    reloads the chunks on the workers present.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.distributed import ShardedProblem, ShardedRows
+>>> from dpglm.penalties import L1
+>>> from dpglm.problem import Problem
+>>> from dpglm.solvers.dp_gcd import dp_gcd
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, (600, 5))
+>>> y = 2 * X[:, 0] - X[:, 3] + 0.1 * rng.standard_normal(600)
+>>> kwargs = dict(epsilon=1.0, delta=1e-6, n_iter=10, clip=2.0, feature_bounds=1.0)
+>>> local = dp_gcd(Problem(X, y, "squared", L1(0.01)), random_state=0, **kwargs)
+>>> with ShardedRows.from_array(X, y, chunks=250) as rows:  # 3 chunks, in this process
+...     fit = dp_gcd(ShardedProblem(rows, "squared", L1(0.01)), random_state=0, **kwargs)
+>>> bool(np.allclose(fit.coef, local.coef, rtol=1e-10, atol=0))
+True
+>>> (fit.info["selected"] == local.info["selected"]).all(), fit.report == local.report
+(np.True_, True)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpglm import _kernels
+from dpglm._kernels.stochastic import _prox_update
+from dpglm.datafits import get_datafit
+from dpglm.distributed.sharded import ShardedRows, chunk_op
+from dpglm.exceptions import PrivacyLeakWarning, TargetError
+from dpglm.penalties import NoPenalty, get_penalty
+from dpglm.problem import Problem, column_mean_squares
+from dpglm.solvers.dp_agd import _Objective, candidate_losses, clipped_gradient_sum, row_norms
+from dpglm.solvers.dp_fw import _Blocks
+from dpglm.solvers.dp_gcd import _ClippedGradient
+from dpglm.solvers.dp_sgd import sample_norms
+from dpglm.solvers.smoothness import clipped_column_mean_squares
+
+__all__ = ["ShardedProblem"]
+
+
+# --- the operations the chunks run (each returns a sum over the chunk's records) -------------
+
+
+@chunk_op
+def _first_bad_label(chunk):
+    """The chunk's first row whose label is not -1/+1 (-1 if none), for the error message."""
+    bad = np.flatnonzero((chunk.y != 1.0) & (chunk.y != -1.0))
+    return np.array([bad[0] if bad.size else -1.0])
+
+
+@chunk_op
+def _loss_sum(chunk, config, theta):
+    prob = chunk.problem(*config)
+    return np.array([prob.datafit_value(theta) * chunk.n])
+
+
+@chunk_op
+def _gradient_sum(chunk, config, theta):
+    return chunk.problem(*config).gradient(theta) * chunk.n
+
+
+@chunk_op
+def _clipped_gradient_sum(chunk, config, theta, clip):
+    return chunk.problem(*config).clipped_gradient(theta, clip) * chunk.n
+
+
+@chunk_op
+def _column_square_sums(chunk, config, ceilings):
+    """``sum_i X_ij**2`` per column, or ``sum_i min(X_ij**2, ceilings_j)`` (clipped per record)."""
+    X = chunk.problem(*config).X
+    if ceilings is None:
+        return column_mean_squares(X) * chunk.n
+    return clipped_column_mean_squares(X, ceilings) * chunk.n
+
+
+@chunk_op
+def _greedy_gradient(chunk, config, moves, clip):
+    """DP-GCD: apply the coordinator's moves to the margins; the clipped gradient's sums."""
+    prob = chunk.problem(*config)
+    if chunk.resident:  # the in-memory tracker on the chunk (sparse patches included)
+        state = chunk.state.get("greedy")
+        if state is None:
+            state = chunk.state["greedy"] = _ClippedGradient(prob, clip)
+        for j, d in moves:
+            state.move(j, d)
+        return state.G * chunk.n
+    # spilled: the rows are mapped for this call only, the margins stay
+    z = chunk.state.get("z")
+    if z is None:
+        z = chunk.state["z"] = np.zeros(chunk.n)
+    X = prob.X
+    for j, d in moves:
+        if j == prob.n_features:  # the intercept moves every margin
+            z += d
+        elif sp.issparse(X):
+            _kernels.add_scaled_column_csc(X.data, X.indices, X.indptr, j, d, z)
+        else:
+            _kernels.add_scaled_column_dense(X, j, d, z)
+    s = np.empty(chunk.n)
+    _kernels.derivatives(prob.datafit.code, prob.datafit.param, z, prob.y, s)
+    return prob.clipped_gradient(None, clip, derivatives=s) * chunk.n
+
+
+@chunk_op
+def _agd_gradient(chunk, config, theta, clip):
+    """DP-AGD: the sum of per-sample L2-clipped gradients; the margins stay here."""
+    prob = chunk.problem(*config)
+    norms = chunk.state.get("norms")
+    if norms is None and math.isfinite(clip):
+        norms = chunk.state["norms"] = row_norms(prob)
+    total, chunk.state["z"] = clipped_gradient_sum(prob, theta, clip, norms)
+    return total
+
+
+@chunk_op
+def _agd_losses(chunk, config, direction, steps, clip_obj):
+    """DP-AGD: the sums of clipped candidate losses along ``direction``."""
+    return candidate_losses(chunk.problem(*config), chunk.state["z"], direction, steps, clip_obj)
+
+
+@chunk_op
+def _fw_gradient(chunk, config, order, bounds, clip, margin_moves, b):
+    """Frank-Wolfe: apply the pending margin moves, then block ``b``'s clipped gradient sums."""
+    blocks = chunk.state.get("blocks")
+    if blocks is None:
+        blocks = _Blocks(chunk.problem(*config), order, bounds, clip)
+        if "z" in chunk.state:  # a spilled chunk: the margins outlive the mapped rows
+            blocks.z, blocks.s = chunk.state["z"], chunk.state["s"]
+        else:
+            chunk.state["z"], chunk.state["s"] = blocks.z, blocks.s
+        if chunk.resident:
+            chunk.state["blocks"] = blocks
+    for move in margin_moves:
+        kind = move[0]
+        if kind == "derivatives":
+            blocks.derivatives()
+        elif kind == "scale":
+            blocks.scale_margins(move[1])
+        elif kind == "block":
+            _, a, e, values, factor = move
+            theta = np.zeros(len(order))
+            theta[a:e] = values
+            blocks._add_block(a, e, theta, factor)
+        else:
+            blocks._add_column(move[1], move[2])
+    out = np.empty(bounds[b + 1] - bounds[b])
+    blocks.gradient(b, out)
+    return out * chunk.n
+
+
+@chunk_op
+def _sgd_batch(chunk, config, theta, clip, rows):
+    """DP-SGD: the sum of the L2-clipped gradients of the chunk's sampled ``rows``."""
+    prob = chunk.problem(*config)
+    X = prob.rows
+    norms = chunk.state.get("norms")
+    if norms is None:
+        norms = chunk.state["norms"] = sample_norms(X, prob.fit_intercept)
+    coef, intercept = prob.split(theta)
+    z = np.asarray(X[rows] @ coef).ravel() + intercept
+    s = np.empty(rows.size)
+    _kernels.derivatives(prob.datafit.code, prob.datafit.param, z, prob.y[rows], s)
+    out = np.empty(prob.n_features)
+    if sp.issparse(X):
+        total = _kernels.clipped_row_gradient_sum_csr(
+            X.data, X.indices, X.indptr, rows, s, norms, clip, out
+        )
+    else:
+        total = _kernels.clipped_row_gradient_sum_dense(X, rows, s, norms, clip, out)
+    return np.append(out, total) if prob.fit_intercept else out
+
+
+# --- the solvers' data sides, at the coordinator -------------------------------------------
+
+
+class _GreedyGradient:
+    """DP-GCD's clipped gradient (see ``dp_gcd._ClippedGradient``) with the margins on the chunks.
+
+    A move is sent with the next request for the gradient, so a step that
+    does not move its coordinate costs no round trip.
+    """
+
+    def __init__(self, problem, clip):
+        self.problem = problem
+        self.clip = np.asarray(clip, dtype=float)
+        self.pending: list = []
+        problem.shards.reset()
+        self.G = self._fetch(0)
+
+    def _fetch(self, t):
+        moves, self.pending = self.pending, []
+        total = self.problem._sum(_greedy_gradient, "columns", (moves, self.clip), iteration=t)
+        return total / self.problem.n_samples
+
+    def gradient(self, t: int):
+        if self.pending:
+            self.G = self._fetch(t)
+        return self.G
+
+    def move(self, j: int, d: float):
+        self.pending.append((int(j), float(d)))
+
+
+class _ShardedObjective(_Objective):
+    """DP-AGD's objective with the margins on the chunks (``z`` is never sent here)."""
+
+    def __init__(self, problem, clip_grad, clip_obj, l2):
+        super().__init__(problem, clip_grad, clip_obj, l2)
+        self.iteration = -1
+        problem.shards.reset()
+
+    def gradient_sum(self, theta):
+        # DP-AGD reads one gradient per step, first thing: this counts its steps
+        self.iteration += 1
+        args = (np.asarray(theta, dtype=float), self.clip_grad)
+        return self.problem._sum(_agd_gradient, "columns", args, iteration=self.iteration), None
+
+    def losses(self, z, direction, steps):
+        args = (np.asarray(direction, dtype=float), np.asarray(steps), self.clip_obj)
+        return self.problem._sum(_agd_losses, "columns", args, iteration=self.iteration)
+
+
+class _ShardedBlocks(_Blocks):
+    """Frank-Wolfe's blocks with the margins on the chunks.
+
+    The margin moves of a step (:meth:`derivatives`, :meth:`scale_margins`,
+    ``_add_block``, ``_add_column``) are queued and sent, in order, with the
+    next request for a block's gradient, where each chunk replays them with
+    the in-memory ``_Blocks``; the selection (``_Blocks.step``) runs here.
+    """
+
+    def __init__(self, problem, order, bounds, clip):  # no super(): the data is not here
+        self.problem = problem
+        self.order = np.asarray(order, dtype=np.int64)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.clip_value = float(clip)
+        self.n = problem.n_samples
+        self.sparse = True  # no kernel runs here: leave the coordinator's threads alone
+        self.pending: list = []
+        self.iteration = -1
+        problem.shards.reset()
+
+    def derivatives(self):
+        # called once per iteration, first thing: this counts the iterations
+        self.iteration += 1
+        self.pending.append(("derivatives",))
+
+    def scale_margins(self, factor):
+        self.pending.append(("scale", float(factor)))
+
+    def gradient(self, b, out):
+        moves, self.pending = self.pending, []
+        args = (self.order, self.bounds, self.clip_value, moves, int(b))
+        out[:] = self.problem._sum(_fw_gradient, "columns", args, iteration=self.iteration)
+        out /= self.n
+
+    def _add_block(self, a, e, theta, factor):
+        self.pending.append(("block", int(a), int(e), np.array(theta[a:e]), float(factor)))
+
+    def _add_column(self, j, a):
+        self.pending.append(("column", int(j), float(a)))
+
+
+class _ShardedSteps:
+    """DP-SGD's steps (see ``dp_sgd._Steps``): batches gathered on their chunks, noise here."""
+
+    def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
+        self.problem = problem
+        self.theta = theta
+        self.grad = np.empty_like(theta)
+        self.clip, self.sigma, self.step, self.inv_b = float(clip), sigma, step, inv_b
+        self.penalty_arrays = penalty_arrays
+        self.done = 0
+        problem.shards.reset()
+
+    def run(self, counts, rows, noise):
+        offsets = self.problem.shards.offsets
+        pos = 0
+        for t in range(counts.shape[0]):
+            batch = rows[pos : pos + counts[t]]
+            pos += counts[t]
+            owner = np.searchsorted(offsets, batch, side="right") - 1
+            gathered = {
+                int(c): (np.ascontiguousarray(batch[owner == c] - offsets[c]),)
+                for c in np.unique(owner)
+            }
+            self.grad[:] = 0.0
+            if gathered:
+                args = (self.theta, self.clip)
+                self.grad += self.problem._sum(
+                    _sgd_batch, "rows", args, chunk_args=gathered, iteration=self.done
+                )
+            _prox_update(
+                self.theta, self.grad, noise[t], self.sigma, self.step, self.inv_b,
+                *self.penalty_arrays,
+            )  # fmt: skip
+            self.done += 1
+
+
+# --- the problem -------------------------------------------------------------------------
+
+
+class ShardedProblem(Problem):
+    """A :class:`~dpglm.problem.Problem` whose records live in row chunks.
+
+    The solvers DP-GCD, DP-AGD, DP-FW / DP-BCFW and DP-SGD accept it in place
+    of an in-memory problem (see the module docstring); DP-CD and DP-SCD do
+    not. Methods that return per-record values (``margins``,
+    ``derivatives``) or the features (``X``, ``rows``) raise: the records
+    stay on their chunks. The objective and gradients are sums computed on
+    the chunks, and, like those of :class:`~dpglm.problem.Problem`, **not
+    private**: for measuring a fit on data one may look at.
+
+    Parameters
+    ----------
+    shards : ShardedRows
+        The row chunks. One fit at a time.
+    datafit, penalty, fit_intercept
+        As in :class:`~dpglm.problem.Problem`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpglm.distributed import ShardedRows
+    >>> rows = ShardedRows.from_array(np.eye(3), np.array([1.0, 2.0, 3.0]), chunks=2)
+    >>> prob = ShardedProblem(rows, "squared", fit_intercept=True)
+    >>> prob.n_coords, round(prob.objective(np.zeros(4)), 4)
+    (4, 2.3333)
+    >>> prob.gradient(np.zeros(4))
+    array([-0.33333333, -0.66666667, -1.        , -2.        ])
+    >>> rows.close()
+    """
+
+    sharded = True
+
+    def __init__(self, shards: ShardedRows, datafit, penalty=None, fit_intercept: bool = False):
+        if not isinstance(shards, ShardedRows):
+            raise TypeError(f"shards must be a ShardedRows, got {type(shards).__name__}")
+        self.shards = shards
+        self.datafit = get_datafit(datafit)
+        self.penalty = get_penalty(penalty) if penalty is not None else NoPenalty()
+        self.fit_intercept = bool(fit_intercept)
+        self.n_samples, self.n_features = shards.n_samples, shards.n_features
+        self.n_coords = self.n_features + int(self.fit_intercept)
+        if self.datafit.binary_labels:
+            for k, first in shards.call(_first_bad_label).items():
+                if first[0] >= 0:
+                    row = int(shards.offsets[k] + first[0])
+                    raise TargetError(
+                        f"the {self.datafit.name} loss needs labels -1/+1, but row {row} "
+                        f"(chunk {k}, row {int(first[0])} of it) has another label; load the "
+                        "files with task='classification'"
+                    )
+
+    def _sum(self, op, layout, args=(), **kwargs):
+        """The sum over chunks of ``op(chunk, config, *args)`` (``config``: datafit and layout)."""
+        config = (self.datafit, self.fit_intercept, layout)
+        return self.shards.sum(op, (config, *args), **kwargs)
+
+    # -- no records here ------------------------------------------------------------------
+
+    def _elsewhere(self, what):
+        return TypeError(
+            f"{what} of a ShardedProblem stay on its row chunks; the data-parallel solvers "
+            "(dp_gcd, dp_agd, dp_fw, dp_bcfw, dp_sgd) read them there, and DP-CD and DP-SCD "
+            "need an in-memory Problem (see dpglm.distributed.data_parallel)"
+        )
+
+    @property
+    def X(self):  # noqa: N802 (the name of Problem's property)
+        raise self._elsewhere("the features")
+
+    @property
+    def rows(self):
+        raise self._elsewhere("the features")
+
+    @property
+    def features(self):
+        raise self._elsewhere("the features")
+
+    @property
+    def y(self):
+        raise self._elsewhere("the targets")
+
+    def layout(self, name: str):
+        raise self._elsewhere("the features")
+
+    @property
+    def layouts(self) -> tuple:
+        return ()
+
+    def margins(self, theta):
+        raise self._elsewhere("the margins")
+
+    def derivatives(self, theta):
+        raise self._elsewhere("the per-sample derivatives")
+
+    def coordinate_gradient(self, theta, j: int) -> float:
+        self._check_coordinate(j)
+        return float(self.gradient(theta)[j])
+
+    def coordinate_smoothness(self, feature_bounds=None):
+        if feature_bounds is None:
+            raise self._elsewhere("the column norms")
+        return super().coordinate_smoothness(feature_bounds)
+
+    # -- sums over the chunks (not private) -------------------------------------------------
+
+    def datafit_value(self, theta) -> float:
+        """Empirical risk ``(1/n) sum_i l(z_i, y_i)``, summed on the chunks."""
+        theta = self._check_theta(theta)
+        return float(self._sum(_loss_sum, None, (theta,))[0]) / self.n_samples
+
+    def gradient(self, theta, derivatives=None):
+        """Gradient of the empirical risk, summed on the chunks."""
+        if derivatives is not None:
+            raise self._elsewhere("the per-sample derivatives")
+        return self._sum(_gradient_sum, None, (self._check_theta(theta),)) / self.n_samples
+
+    def clipped_gradient(self, theta, clip, derivatives=None):
+        """Coordinate-wise clipped gradient (see ``Problem.clipped_gradient``), on the chunks."""
+        if derivatives is not None:
+            raise self._elsewhere("the per-sample derivatives")
+        args = (self._check_theta(theta), self._check_clip(clip))
+        return self._sum(_clipped_gradient_sum, "columns", args) / self.n_samples
+
+    # -- the solvers' data sides (called by the solvers) --------------------------------------
+
+    def greedy_gradient(self, clip):
+        """DP-GCD's clipped gradient, kept on the chunks."""
+        return _GreedyGradient(self, clip)
+
+    def agd_objective(self, clip_grad, clip_obj, l2):
+        """DP-AGD's clipped gradient sums and candidate losses, on the chunks."""
+        return _ShardedObjective(self, clip_grad, clip_obj, l2)
+
+    def fw_blocks(self, order, bounds, clip):
+        """Frank-Wolfe's blocks, with the margins on the chunks."""
+        return _ShardedBlocks(self, order, bounds, clip)
+
+    def sgd_steps(self, theta, clip, sigma, step, inv_b, penalty_arrays):
+        """DP-SGD's steps, the batches' clipped sums gathered on their chunks."""
+        return _ShardedSteps(self, theta, clip, sigma, step, inv_b, penalty_arrays)
+
+    def smoothness(self, spec, *, source):
+        """``M_j`` of a :class:`~dpglm.solvers.smoothness.SmoothnessSpec`, from the chunks' sums.
+
+        The arithmetic of :meth:`SmoothnessSpec.estimate
+        <dpglm.solvers.smoothness.SmoothnessSpec.estimate>`, on column sums of
+        (clipped) ``X_ij**2`` computed by the chunks; public bounds read nothing.
+        """
+        if spec.mode == "bounds":
+            return spec.estimate(self, source=source)
+        ceilings = None if spec.mode == "data" else spec.bounds**2
+        means = self._sum(_column_square_sums, "columns", (ceilings,)) / self.n_samples
+        if spec.mode == "data":
+            warnings.warn(
+                "coordinate-wise smoothness constants M_j computed from the raw data without "
+                "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
+                "this leak",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            squares = means
+        else:
+            event = spec.plan.events[0]
+            noisy = means / ceilings + np.asarray(
+                source.laplace(event.noise_multiplier * event.sensitivity, self.n_features)
+            )
+            squares = ceilings * np.maximum(noisy, 1.0 / self.n_samples)
+        M = self.datafit.curvature * squares
+        if self.fit_intercept:
+            M = np.append(M, self.datafit.curvature)
+        return M
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.shards.sparse else "dense"
+        return (
+            f"ShardedProblem({self.n_samples}x{self.n_features} {kind} in "
+            f"{self.shards.n_chunks} chunks, datafit={self.datafit!r}, "
+            f"penalty={self.penalty!r}, fit_intercept={self.fit_intercept})"
+        )
