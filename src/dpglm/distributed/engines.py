@@ -216,8 +216,10 @@ class DaskEngine(Engine):
                     allow_other_workers=False,
                     pure=False,
                 )
-                self._futures += [X, y, future]
+                self._futures.append(future)
                 self._actors.append(future.result(timeout=self.timeout))
+                # the party holds its own (clipped) copy now: let the shipped block go
+                del X, y
             except Exception as err:
                 raise PartyLostError(
                     f"party {k} could not start on worker {address}: {type(err).__name__}: {err}",

@@ -413,6 +413,12 @@ class Party:
             _kernels.clipped_gradient_csc(
                 sub.data, sub.indices, sub.indptr, self._n, s, self._clip, out
             )
+        elif cols.size == X.shape[1]:
+            # every column sampled: read the block in place rather than copy it
+            full = np.empty(X.shape[1])
+            with threads_for(X.size):
+                _kernels.clipped_gradient_dense(X, s, self._clip, full)
+            out[:] = full[cols]
         else:
             sub = np.asfortranarray(X[:, cols])
             with threads_for(sub.size):
