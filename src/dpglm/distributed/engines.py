@@ -194,30 +194,14 @@ class DaskEngine(Engine):
         self._actors: list = []
 
     def _start(self, setups):
-        from dpglm.distributed.protocol import Party
-
         workers = self.workers or sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise RuntimeError("the Dask client has no workers to run the parties on")
         self.placement = [workers[k % len(workers)] for k in range(len(setups))]
         for k, (setup, address) in enumerate(zip(setups, self.placement, strict=True)):
             try:
-                # the columns go straight to the party's worker, and stay there
-                X, y = self.client.scatter([setup.X, setup.y], workers=[address], hash=False)
-                future = self.client.submit(
-                    Party,
-                    setup.config,
-                    X,
-                    y,
-                    seed=setup.seed,
-                    secure=setup.secure,
-                    actor=True,
-                    workers=[address],
-                    allow_other_workers=False,
-                    pure=False,
-                )
-                self._futures.append(future)
-                self._actors.append(future.result(timeout=self.timeout))
+                X, y = self._ship(k, setup, address)
+                self._launch(setup, address, X, y)
                 # the party holds its own (clipped) copy now: let the shipped block go
                 del X, y
             except Exception as err:
@@ -226,6 +210,29 @@ class DaskEngine(Engine):
                     party=k,
                     iteration=None,
                 ) from err
+
+    def _ship(self, k, setup, address):
+        """Send party ``k``'s columns and targets straight to its worker; their futures."""
+        return self.client.scatter([setup.X, setup.y], workers=[address], hash=False)
+
+    def _launch(self, setup, address, X, y):
+        """Start one party as an actor pinned to ``address``, from its shipped data."""
+        from dpglm.distributed.protocol import Party
+
+        future = self.client.submit(
+            Party,
+            setup.config,
+            X,
+            y,
+            seed=setup.seed,
+            secure=setup.secure,
+            actor=True,
+            workers=[address],
+            allow_other_workers=False,
+            pure=False,
+        )
+        self._futures.append(future)
+        self._actors.append(future.result(timeout=self.timeout))
 
     def _lost(self, k, iteration, err):
         return PartyLostError(
