@@ -79,11 +79,8 @@ also writes ``results/compare_dp_agd.png`` and its table in
 from __future__ import annotations
 
 import argparse
-import fcntl
 import itertools
-import json
 import os
-import platform
 import sys
 import time
 import warnings
@@ -103,6 +100,9 @@ from dpglm.solvers.dp_gd import dp_gd
 from dpglm.solvers.dp_sgd import dp_sgd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
+from result_store import load_results
+from result_store import results_path as stored_path
+from result_store import save_entry as store_entry
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "compare_dp_agd.json"
@@ -274,42 +274,21 @@ def tune(method, problem, valid, test, quick=False):
 
 
 def results_path(quick=False, out=None) -> Path:
-    if out is not None:
-        return Path(out)
-    return RESULTS.with_name(RESULTS.stem + "_quick.json") if quick else RESULTS
-
-
-def load_results(path: Path) -> dict:
-    if path.exists() and path.stat().st_size:
-        return json.loads(path.read_text())
-    return {"problems": {}}
+    return Path(out) if out is not None else stored_path(RESULTS, quick)
 
 
 def save_entry(path: Path, name, meta, method, rows, quick=False):
-    """Merge one (problem, method) result into the JSON under a lock (runs may overlap)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        text = handle.read()
-        results = json.loads(text) if text.strip() else {"problems": {}}
-        entry = results["problems"].setdefault(name, {"methods": {}})
-        entry.update(meta)
-        entry["methods"][method] = rows
-        results["protocol"] = {
-            "delta": DELTA,
-            "lambda": LAMBDA,
-            "epsilons": list(EPSILONS),
-            "runs": QUICK_RUNS if quick else RUNS,
-            "tuning_seed": TUNING_SEED,
-            "feature_bound": FEATURE_BOUND,
-            "grid": QUICK_GRID if quick else GRID,
-        }
-        results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
-        handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps(results, indent=1))
-    return results
+    """Merge one (problem, method) result into the JSON (runs may overlap)."""
+    protocol = {
+        "delta": DELTA,
+        "lambda": LAMBDA,
+        "epsilons": list(EPSILONS),
+        "runs": QUICK_RUNS if quick else RUNS,
+        "tuning_seed": TUNING_SEED,
+        "feature_bound": FEATURE_BOUND,
+        "grid": QUICK_GRID if quick else GRID,
+    }
+    return store_entry(path, name, meta, method, rows, protocol)
 
 
 def _cell(row) -> str:

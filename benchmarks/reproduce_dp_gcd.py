@@ -57,10 +57,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
-import platform
 import sys
 import textwrap
 import time
@@ -81,6 +79,9 @@ from dpglm.solvers.dp_fw import dp_fw
 from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
+from result_store import load_results as load_stored
+from result_store import results_path
+from result_store import save_entry as store_entry
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "reproduce_dp_gcd.json"
@@ -310,27 +311,16 @@ def tune(method, problem, f_star, quick=False):
 
 
 def _results_path(quick):
-    return RESULTS.with_name(RESULTS.stem + "_quick.json") if quick else RESULTS
+    return results_path(RESULTS, quick)
 
 
 def load_results(quick=False):
-    path = _results_path(quick)
-    if path.exists():
-        return json.loads(path.read_text())
-    return {"problems": {}}
+    return load_stored(_results_path(quick))
 
 
 def save_entry(name, meta, method, rows, quick=False):
-    """Merge one (problem, method) result into the JSON, re-read first (runs may overlap)."""
-    path = _results_path(quick)
-    path.parent.mkdir(exist_ok=True)
-    results = load_results(quick)
-    entry = results["problems"].setdefault(name, {"methods": {}})
-    entry.update(meta)
-    entry["methods"][method] = rows
-    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
-    path.write_text(json.dumps(results, indent=1))
-    return results
+    """Merge one (problem, method) result into the JSON (runs may overlap)."""
+    return store_entry(_results_path(quick), name, meta, method, rows)
 
 
 def best_row(rows):

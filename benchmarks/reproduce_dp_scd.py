@@ -64,9 +64,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
-import platform
 import sys
 import textwrap
 import time
@@ -82,6 +80,9 @@ from dpglm.solvers.dp_scd import dp_scd, row_scales
 from dpglm.solvers.dp_sgd import dp_sgd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
+from result_store import load_results as load_stored
+from result_store import results_path
+from result_store import save_entry as store_entry
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "reproduce_dp_scd.json"
@@ -241,25 +242,16 @@ def tune(name, method, problem, valid, test, quick=False):
 
 
 def _results_path(quick):
-    return RESULTS.with_name(RESULTS.stem + "_quick.json") if quick else RESULTS
+    return results_path(RESULTS, quick)
 
 
 def load_results(quick=False):
-    path = _results_path(quick)
-    if path.exists():
-        return json.loads(path.read_text())
-    return {"problems": {}}
+    return load_stored(_results_path(quick))
 
 
 def save_entry(name, meta, method, rows, quick=False):
-    """Merge one (problem, method) result into the JSON, re-read first (runs may overlap)."""
-    path = _results_path(quick)
-    path.parent.mkdir(exist_ok=True)
-    results = load_results(quick)
-    entry = results["problems"].setdefault(name, {"methods": {}})
-    entry.update(meta)
-    entry["methods"][method] = rows
-    results["protocol"] = {
+    """Merge one (problem, method) result into the JSON (runs may overlap)."""
+    protocol = {
         "delta": DELTA,
         "lambda": LAMBDA,
         "passes": PASSES,
@@ -267,9 +259,7 @@ def save_entry(name, meta, method, rows, quick=False):
         "runs": QUICK_RUNS if quick else RUNS,
         "grid": QUICK_GRID if quick else GRID,
     }
-    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
-    path.write_text(json.dumps(results, indent=1))
-    return results
+    return store_entry(_results_path(quick), name, meta, method, rows, protocol)
 
 
 def report(results, figure=FIGURE):

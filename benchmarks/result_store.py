@@ -1,0 +1,45 @@
+"""The results of the reproduction scripts: one JSON file, one entry per (problem, method).
+
+Runs of one script for different problems or methods may overlap (separate
+processes), so every save re-reads the file under an exclusive lock and merges
+its entry into what is there.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import platform
+from pathlib import Path
+
+
+def results_path(results: Path, quick: bool = False) -> Path:
+    """``results``, or its ``_quick`` sibling for the smoke-test runs."""
+    return results.with_name(results.stem + "_quick.json") if quick else results
+
+
+def load_results(path: Path) -> dict:
+    """The saved results, or an empty set of problems."""
+    if path.exists() and path.stat().st_size:
+        return json.loads(path.read_text())
+    return {"problems": {}}
+
+
+def save_entry(path: Path, name, meta, method, rows, protocol=None) -> dict:
+    """Merge the ``rows`` of ``method`` on problem ``name`` (and its ``meta``) into ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read()
+        results = json.loads(text) if text.strip() else {"problems": {}}
+        entry = results["problems"].setdefault(name, {"methods": {}})
+        entry.update(meta)
+        entry["methods"][method] = rows
+        if protocol is not None:
+            results["protocol"] = protocol
+        results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(results, indent=1))
+    return results
