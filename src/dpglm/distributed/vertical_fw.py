@@ -128,9 +128,10 @@ from dpglm.problem import Problem
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
+    check_positive_int,
     neighbouring_assumptions,
 )
-from dpglm.solvers.dp_fw import NEIGHBOURING, _check_n_iter, _check_problem, _check_radius, fw_plan
+from dpglm.solvers.dp_fw import NEIGHBOURING, _check_problem, _check_radius, fw_plan
 from dpglm.solvers.fw_sampling import Distributed
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.spending import calibrate_cached, check_privacy_target, spend
@@ -505,7 +506,7 @@ def vertical_fw(
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
     private = not math.isinf(epsilon)
-    n_iter = _check_n_iter(n_iter)
+    n_iter = check_positive_int("n_iter", n_iter)
     blocks, y, sampling, problem = _split(problem_or_blocks, parties, tau)
     K, d, n = sampling.n_parties, sampling.n_blocks, y.size
     clip = check_positive("clip", clip, allow_inf=True)

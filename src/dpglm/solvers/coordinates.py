@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,19 @@ def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
         kind = "positive" if allow_inf else "positive and finite"
         raise ValueError(f"{name} must be {kind}, got {value!r}")
     return value
+
+
+def check_positive_int(name: str, value) -> int:
+    """``value`` as a positive int (bools refused), or a ``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> check_positive_int("n_iter", 3)
+    3
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True)

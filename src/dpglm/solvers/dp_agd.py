@@ -601,15 +601,37 @@ def _smooth_penalty(problem) -> np.ndarray:
             f"DP-AGD needs a smooth loss; the {problem.datafit.name} loss is not (use "
             "'squared_hinge', or DP-SGD for the hinge loss)"
         )
+    l2 = gradient_step_l2(problem)
+    if l2 is None:
+        raise ValueError(
+            f"DP-AGD takes a smooth penalty (none or L2); {problem.penalty!r} has an L1 part, "
+            "bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps "
+            "handle it)"
+        )
+    return l2
+
+
+def gradient_step_l2(problem):
+    """``l2`` of every coefficient when the penalty is none or L2, which a plain gradient
+    step can take; ``None`` for an L1 part, bounds or a non-separable penalty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpglm.penalties import L1, L2
+    >>> from dpglm.problem import Problem
+    >>> gradient_step_l2(Problem(np.eye(2), np.zeros(2), "squared", L2(0.5)))
+    array([0.5, 0.5])
+    >>> gradient_step_l2(Problem(np.eye(2), np.zeros(2), "squared", L1(0.1))) is None
+    True
+    """
     penalty = problem.penalty
-    if penalty.separable:
-        l1, l2, lo, hi = penalty.prox_params(problem.n_features)
-        if not l1.any() and np.isinf(lo).all() and np.isinf(hi).all():
-            return l2
-    raise ValueError(
-        f"DP-AGD takes a smooth penalty (none or L2); {penalty!r} has an L1 part, bounds or "
-        "is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)"
-    )
+    if not penalty.separable:
+        return None
+    l1, l2, lo, hi = penalty.prox_params(problem.n_features)
+    if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
+        return None
+    return np.asarray(l2, dtype=float)
 
 
 def _check_int(name: str, value, low: int) -> int:

@@ -100,6 +100,7 @@ from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
+    check_positive_int,
     neighbouring_assumptions,
 )
 from dpglm.solvers.fw_sampling import Elementary, make_sampling
@@ -187,12 +188,6 @@ def _check_radius(value, n_blocks, penalty):
             "give one of them"
         )
     return radii
-
-
-def _check_n_iter(n_iter):
-    if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive int, got {n_iter!r}")
-    return int(n_iter)
 
 
 def _make_blocks(blocks, p):
@@ -431,7 +426,7 @@ def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accoun
          random_state, secure, **domain):  # fmt: skip
     _check_problem(problem, solver)
     epsilon, delta = check_privacy_target(epsilon, delta)
-    n_iter = _check_n_iter(n_iter)
+    n_iter = check_positive_int("n_iter", n_iter)
     clip = check_positive("clip", clip, allow_inf=True)
     if noise not in NOISES:
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")

@@ -83,6 +83,7 @@ from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_coordinate_problem,
     check_positive,
+    check_positive_int,
     coordinate_arrays,
     neighbouring_assumptions,
 )
@@ -259,9 +260,7 @@ def dp_gcd(
     epsilon, delta = check_privacy_target(epsilon, delta)
     step = check_positive("step", step)
     clip = check_positive("clip", clip, allow_inf=True)
-    if isinstance(n_iter, bool) or not isinstance(n_iter, int | np.integer) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive int, got {n_iter!r}")
-    n_iter = int(n_iter)
+    n_iter = check_positive_int("n_iter", n_iter)
     if noise not in NOISE_MODES:
         raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
     if not isinstance(selection_share, numbers.Real) or not 0.0 < selection_share < 1.0:

@@ -57,7 +57,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -66,9 +65,10 @@ from dpglm.privacy.mechanisms import gaussian_mechanism, make_noise_source
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
+    check_positive_int,
     neighbouring_assumptions,
 )
-from dpglm.solvers.dp_agd import clipped_gradient_sum, row_norms
+from dpglm.solvers.dp_agd import clipped_gradient_sum, gradient_step_l2, row_norms
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.spending import check_privacy_target, spend
 
@@ -104,23 +104,16 @@ def gradient_plan(n_iter: int, clip: float) -> PrivacyPlan:
     return PrivacyPlan((event,), NEIGHBOURING)
 
 
-def _check_n_iter(n_iter) -> int:
-    if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive int, got {n_iter!r}")
-    return int(n_iter)
-
-
 def _l2_strengths(problem) -> np.ndarray:
     """``lambda_j`` of every coefficient, refusing penalties a plain gradient step cannot take."""
-    penalty = problem.penalty
-    if penalty.separable:
-        l1, l2, lo, hi = penalty.prox_params(problem.n_features)
-        if not np.any(l1) and np.isinf(lo).all() and np.isinf(hi).all():
-            return np.asarray(l2, dtype=float)
-    raise ValueError(
-        f"DP-GD takes no penalty or an L2 penalty; {penalty!r} has an L1 part, bounds or is "
-        "not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)"
-    )
+    l2 = gradient_step_l2(problem)
+    if l2 is None:
+        raise ValueError(
+            f"DP-GD takes no penalty or an L2 penalty; {problem.penalty!r} has an L1 part, "
+            "bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps "
+            "handle it)"
+        )
+    return l2
 
 
 def dp_gd(
@@ -193,7 +186,7 @@ def dp_gd(
     True
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
-    T = _check_n_iter(n_iter)
+    T = check_positive_int("n_iter", n_iter)
     step = check_positive("step", step)
     clip = check_positive("clip", clip, allow_inf=True)
     private = not math.isinf(epsilon)
