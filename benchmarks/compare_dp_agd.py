@@ -100,7 +100,7 @@ from dpglm.solvers.dp_gd import dp_gd
 from dpglm.solvers.dp_sgd import dp_sgd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
-from result_store import load_results
+from result_store import load_results, spread
 from result_store import results_path as stored_path
 from result_store import save_entry as store_entry
 
@@ -256,10 +256,7 @@ def tune(method, problem, valid, test, quick=False):
                 "config": config,
                 "configurations": len(configs),
                 "validation": valid_score,
-                "mean": float(np.mean(tests)),
-                "min": float(np.min(tests)),
-                "max": float(np.max(tests)),
-                "runs": tests,
+                **spread(tests),
                 "seconds": time.perf_counter() - start,
             }
         )

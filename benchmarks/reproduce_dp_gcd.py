@@ -80,7 +80,7 @@ from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
 from result_store import load_results as load_stored
-from result_store import results_path
+from result_store import results_path, spread
 from result_store import save_entry as store_entry
 
 HERE = Path(__file__).resolve().parent
@@ -294,10 +294,7 @@ def tune(method, problem, f_star, quick=False):
                 "step": step,
                 "clip": clip,
                 "tuning_gap": best[0],
-                "mean": float(np.mean(gaps)),
-                "min": float(np.min(gaps)),
-                "max": float(np.max(gaps)),
-                "runs": gaps,
+                **spread(gaps),
                 "seconds": time.perf_counter() - start,
             }
         )

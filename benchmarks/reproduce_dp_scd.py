@@ -81,7 +81,7 @@ from dpglm.solvers.dp_sgd import dp_sgd
 from dpglm.solvers.reference import solve_reference
 from readme_tables import replace_table
 from result_store import load_results as load_stored
-from result_store import results_path
+from result_store import results_path, spread
 from result_store import save_entry as store_entry
 
 HERE = Path(__file__).resolve().parent
@@ -224,10 +224,7 @@ def tune(name, method, problem, valid, test, quick=False):
                 "config": config,
                 "configurations": len(configs),
                 "validation": valid_score,
-                "mean": float(np.mean(tests)),
-                "min": float(np.min(tests)),
-                "max": float(np.max(tests)),
-                "runs": tests,
+                **spread(tests),
                 "seconds": time.perf_counter() - start,
             }
         )

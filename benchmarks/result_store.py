@@ -12,6 +12,18 @@ import json
 import platform
 from pathlib import Path
 
+import numpy as np
+
+
+def spread(values) -> dict:
+    """Mean, min and max of the runs of one configuration, and the runs themselves."""
+    return {
+        "mean": float(np.mean(values)),
+        "min": float(np.min(values)),
+        "max": float(np.max(values)),
+        "runs": list(values),
+    }
+
 
 def results_path(results: Path, quick: bool = False) -> Path:
     """``results``, or its ``_quick`` sibling for the smoke-test runs."""
