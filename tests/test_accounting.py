@@ -170,11 +170,7 @@ def test_sampling_without_replacement_is_rdp_only_and_replace_one():
     assert 0 < eps < epsilon(gaussian(2.0, 200), 1e-5) / 3
     with pytest.raises(UnsupportedPlanError, match="without replacement"):
         epsilon(plan, 1e-5, "pld")
-    with pytest.raises(PlanError, match="poisson sampling is analysed for add_remove"):
-        PrivacyPlan([SampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1)], "replace_one")
-    with pytest.raises(
-        PlanError, match="without_replacement sampling is analysed for replace_one"
-    ):
+    with pytest.raises(PlanError, match="without replacement is analysed for replace_one"):
         PrivacyPlan(
             [
                 SampledGaussianEvent(
@@ -345,4 +341,7 @@ def test_plans_convert_to_dp_accounting_events():
     assert math.log((1 - p / 2) / (p / 2)) == pytest.approx(2 / 50)
     direct = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     direct.compose(event)
-    assert epsilon(plan, 1e-6, "rdp") == pytest.approx(direct.get_epsilon(1e-6), rel=1e-12)
+    # the same, except that the Gumbel selections also take the bound of their pure DP
+    # where it is smaller than their zCDP bound
+    assert epsilon(plan, 1e-6, "rdp") <= direct.get_epsilon(1e-6) * (1 + 1e-12)
+    assert epsilon(plan, 1e-6, "rdp") == pytest.approx(direct.get_epsilon(1e-6), rel=0.05)

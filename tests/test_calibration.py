@@ -36,6 +36,9 @@ PLANS = {
         ]
     ),
     "dp-sgd: poisson sampled": PrivacyPlan(
+        [SampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.02, count=500)]
+    ),
+    "poisson sampled, add/remove": PrivacyPlan(
         [SampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.02, count=500)],
         neighbouring="add_remove",
     ),

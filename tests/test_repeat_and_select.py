@@ -98,7 +98,7 @@ def test_add_remove_base_with_poisson_sampling():
         "add_remove",
     )
     plan = search(base, mean=5.0, shape=1.0)
-    expected = dp_accounting_epsilon([plan.events[0].to_dp_event()], 1e-6, "REPLACE_SPECIAL")
+    expected = dp_accounting_epsilon([plan.events[0].to_dp_event()], 1e-6, "ADD_OR_REMOVE_ONE")
     assert account(plan, 1e-6).epsilon == pytest.approx(expected, rel=1e-12)
     with pytest.raises(PlanError, match="add_remove base plan cannot be part of a replace_one"):
         PrivacyPlan([RepeatAndSelectEvent(inner=base, mean=5.0)], "replace_one")

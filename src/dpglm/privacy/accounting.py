@@ -10,13 +10,18 @@ supports and refuses the others (:class:`~dpglm.exceptions.UnsupportedPlanError`
     (2018), ``delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``.
 ``"pld"``
     Privacy loss distributions (dp-accounting), numerically tight: Gaussian,
-    Laplace, Poisson-subsampled Gaussian, and any pure-DP event through the
-    binary randomized response that dominates every ``epsilon``-DP mechanism.
+    Laplace, Poisson-subsampled Gaussian (under either relation, with
+    dp-accounting's dominating pair for it), and any pure-DP event through
+    the binary randomized response that dominates every ``epsilon``-DP
+    mechanism.
 ``"rdp"``
     Renyi DP (dp-accounting), also for sampling without replacement and zCDP
     events; the only accountant of repeat-and-select hyperparameter searches
     (:class:`~dpglm.privacy.events.RepeatAndSelectEvent`, Papernot and Steinke
-    2022), which every other accountant refuses.
+    2022), which every other accountant refuses. Pure-DP events take the Renyi
+    curve of randomized response, valid for every ``epsilon``-DP pair under
+    either relation, and replace-one Poisson sampling a curve computed here
+    (:mod:`dpglm.privacy.rdp_curves`).
 ``"zcdp"`` / ``"zcdp-bun-steinke"``
     Zero-concentrated DP: ``rho`` adds up (Gaussian ``1 / (2 z**2)``, pure
     ``epsilon``-DP ``epsilon**2 / 2``, Gumbel noisy max ``epsilon**2 / 8``) and is
@@ -52,6 +57,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from dataclasses import dataclass, replace
@@ -73,6 +79,7 @@ from dpglm.privacy.events import (
     ZCDPEvent,
     randomized_response_parameter,
 )
+from dpglm.privacy.rdp_curves import poisson_replace_one_rdp, pure_dp_rdp
 
 #: dp-accounting's PLD discretisation; its rounding is pessimistic, so this only
 #: trades tightness (about 1e-4 in epsilon) for speed
@@ -262,7 +269,6 @@ class PLDAccountant(Accountant):
 
     def _epsilon(self, events, plan, delta):
         from dp_accounting.pld import privacy_loss_distribution as pld
-        from dp_accounting.privacy_accountant import NeighboringRelation
 
         vdi = self.value_discretization_interval
         parts = []
@@ -276,12 +282,7 @@ class PLDAccountant(Accountant):
             )
         for e in events:
             if isinstance(e, SampledGaussianEvent):
-                one = pld.from_gaussian_mechanism(
-                    e.noise_multiplier,
-                    sampling_prob=e.sampling_rate,
-                    value_discretization_interval=vdi,
-                    neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
-                )
+                one = _poisson_pld(pld, e, plan.neighbouring, vdi)
             elif isinstance(e, LaplaceEvent):
                 one = pld.from_laplace_mechanism(
                     e.noise_multiplier, value_discretization_interval=vdi
@@ -301,11 +302,45 @@ class PLDAccountant(Accountant):
         return total.get_epsilon_for_delta(delta)
 
 
+def _poisson_pld(pld, event, neighbouring, value_discretization_interval):
+    """The privacy loss distribution of a Poisson-subsampled Gaussian under ``neighbouring``.
+
+    The multiplier is relative to the sensitivity under the plan's relation:
+    under add/remove it is one record's largest contribution; under
+    replace-one it is the largest change of the sum, twice that, and the
+    dominating pair shifts the sampled component by half of it either way
+    (dp-accounting's ``REPLACE_ONE`` pair).
+    """
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    if neighbouring == "replace_one":
+        sensitivity, relation = 0.5, NeighboringRelation.REPLACE_ONE
+    else:
+        sensitivity, relation = 1.0, NeighboringRelation.ADD_OR_REMOVE_ONE
+    return pld.from_gaussian_mechanism(
+        event.noise_multiplier,
+        sensitivity=sensitivity,
+        sampling_prob=event.sampling_rate,
+        value_discretization_interval=value_discretization_interval,
+        neighboring_relation=relation,
+    )
+
+
 # -- Renyi DP (dp-accounting) ----------------------------------------------------------------
 
 
 class RDPAccountant(Accountant):
-    """Renyi DP through dp-accounting, on its default grid of orders."""
+    """Renyi DP through dp-accounting, on its default grid of orders.
+
+    dp-accounting composes the Gaussian, Laplace, zCDP, sampled-without-
+    replacement and add/remove Poisson events, and repeat-and-select. Two
+    curves come from :mod:`dpglm.privacy.rdp_curves` instead: every generic
+    pure-DP event (noisy max, ``PureDPEvent``) takes the Renyi
+    divergence of randomized response, a bound for every ``epsilon``-DP pair
+    under either relation, and a Poisson-subsampled Gaussian of a replace-one
+    plan takes its replace-one divergence, which dp-accounting's RDP
+    accountant does not compute.
+    """
 
     name = "rdp"
     repeat_and_select = True
@@ -318,23 +353,91 @@ class RDPAccountant(Accountant):
 
     def _epsilon(self, events, plan, delta):
         import dp_accounting
-        from dp_accounting.rdp import RdpAccountant
 
         relation = dp_accounting.NeighboringRelation
-        # Poisson sampling is analysed for add/remove and REPLACE_SPECIAL alike, and
-        # randomized response needs a replace relation: REPLACE_SPECIAL serves both.
-        neighbouring = (
-            relation.REPLACE_ONE
-            if plan.neighbouring == "replace_one"
-            else relation.REPLACE_SPECIAL
-        )
-        accountant = RdpAccountant(self.orders, neighboring_relation=neighbouring)
+        replace_one = plan.neighbouring == "replace_one"
+        neighbouring = relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE
+        accountant = _curve_accountant(self.orders, neighbouring)
         with _quiet_absl():
             for e in events:
-                accountant.compose(e.to_dp_event())
+                accountant.compose(_rdp_event(e, plan.neighbouring))
             if delta == 0:
                 return math.inf
             return accountant.get_epsilon(delta)
+
+
+def _rdp_event(event, neighbouring):
+    """``event`` as a dp-accounting event for the RDP accountant of a ``neighbouring`` plan."""
+    import dp_accounting
+    from dp_accounting import dp_event
+
+    if isinstance(event, RepeatAndSelectEvent):
+        inner = dp_accounting.ComposedDpEvent(
+            [_rdp_event(e, neighbouring) for e in event.inner.events]
+        )
+        one = dp_event.RepeatAndSelectDpEvent(inner, event.mean, event.shape)
+        return one if event.count == 1 else dp_accounting.SelfComposedDpEvent(one, event.count)
+    curve = None
+    if isinstance(event, NoisyMaxEvent) and event.noise == "gumbel":
+        # epsilon-DP and epsilon^2 / 8-zCDP (bounded range): both bound every order
+        curve = functools.partial(_bounded_range_rdp, event.epsilon, event.rho)
+    elif isinstance(event, NoisyMaxEvent | PureDPEvent):
+        # a generic epsilon-DP mechanism; Laplace releases keep dp-accounting's exact
+        # Laplace curve (with L1 sensitivity its worst pair moves one coordinate)
+        curve = functools.partial(pure_dp_rdp, event.epsilon)
+    elif (
+        isinstance(event, SampledGaussianEvent)
+        and event.sampling == "poisson"
+        and neighbouring == "replace_one"
+    ):
+        curve = functools.partial(
+            poisson_replace_one_rdp, event.sampling_rate, event.noise_multiplier
+        )
+    if curve is None:
+        return event.to_dp_event()
+    one = _curve_event(curve)
+    return one if event.count == 1 else dp_accounting.SelfComposedDpEvent(one, event.count)
+
+
+def _bounded_range_rdp(epsilon, rho, orders):
+    return np.minimum(pure_dp_rdp(epsilon, orders), rho * np.asarray(orders, dtype=float))
+
+
+@functools.cache
+def _curve_classes():
+    """A dp-accounting event that carries its own Renyi curve, and the accountant that reads it.
+
+    Built on first use, so that dp-accounting is imported only when an RDP
+    accounting runs.
+    """
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import RdpAccountant
+
+    class CurveDpEvent(dp_event.DpEvent):
+        """A mechanism given by its Renyi DP at every order (``curve(orders) -> array``)."""
+
+        def __init__(self, curve):
+            object.__setattr__(self, "curve", curve)
+
+    class CurveRdpAccountant(RdpAccountant):
+        """dp-accounting's RDP accountant, composing :class:`CurveDpEvent` as well."""
+
+        def _maybe_compose(self, event, count, do_compose):
+            if isinstance(event, CurveDpEvent):
+                if do_compose:
+                    self._rdp += count * np.asarray(event.curve(self._orders), dtype=float)
+                return None
+            return super()._maybe_compose(event, count, do_compose)
+
+    return CurveDpEvent, CurveRdpAccountant
+
+
+def _curve_event(curve):
+    return _curve_classes()[0](curve)
+
+
+def _curve_accountant(orders, neighbouring):
+    return _curve_classes()[1](orders, neighboring_relation=neighbouring)
 
 
 @contextlib.contextmanager

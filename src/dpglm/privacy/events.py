@@ -163,13 +163,18 @@ class GaussianEvent(_NoisyEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class SampledGaussianEvent(_NoisyEvent):
-    """A Gaussian release on a random subsample of the records.
+    """A Gaussian release of a sum of per-record terms over a random subsample.
 
     ``sampling="poisson"``: each record is included independently with
-    probability ``sampling_rate`` (analysed for add/remove neighbours);
+    probability ``sampling_rate``, analysed under the plan's relation. Under
+    add/remove neighbours the sensitivity is one record's largest term;
+    under replace-one it is the largest change of the sum, twice that, and
+    the accountants use the pair whose sampled component moves by half of it
+    either way (dp-accounting's ``REPLACE_ONE`` analysis): the sum must be one
+    of per-record terms, a record absent from the batch contributing nothing.
     ``sampling="without_replacement"``: a uniformly random batch of
-    ``batch_size`` distinct records out of ``dataset_size`` (analysed for
-    replace-one neighbours). The sampler a solver runs must be exactly this one.
+    ``batch_size`` distinct records out of ``dataset_size`` (replace-one
+    neighbours only). The sampler a solver runs must be exactly this one.
 
     Examples
     --------
@@ -531,14 +536,16 @@ class PrivacyPlan:
         What is released, in order.
     neighbouring : {"replace_one", "add_remove"}
         Replace-one: neighbours differ in one record's value (the dataset size
-        is public). Add/remove: one record is added or removed.
+        is public); every dpglm solver plans under it. Add/remove: one record
+        is added or removed (nothing released may then depend on the exact
+        number of records).
 
     Raises
     ------
     PlanError
         When the plan's sampling cannot be analysed under ``neighbouring``:
-        Poisson sampling needs add/remove neighbours, sampling without
-        replacement needs replace-one.
+        sampling without replacement needs replace-one neighbours (Poisson
+        sampling is analysed under both).
     """
 
     events: tuple = field(default_factory=tuple)
@@ -561,13 +568,16 @@ class PrivacyPlan:
                     f"a repeat-and-select event of a {event.inner.neighbouring} base plan "
                     f"cannot be part of a {self.neighbouring} plan"
                 )
-            if isinstance(event, SampledGaussianEvent):
-                needed = "add_remove" if event.sampling == "poisson" else "replace_one"
-                if self.neighbouring != needed:
-                    raise PlanError(
-                        f"{event.sampling} sampling is analysed for {needed} neighbours only; "
-                        f"this plan is {self.neighbouring}"
-                    )
+            if (
+                isinstance(event, SampledGaussianEvent)
+                and event.sampling == "without_replacement"
+                and self.neighbouring != "replace_one"
+            ):
+                raise PlanError(
+                    "sampling without replacement is analysed for replace_one neighbours only "
+                    "(a fixed batch size out of a public number of records); this plan is "
+                    f"{self.neighbouring}"
+                )
 
     def scaled(self, factor: float) -> PrivacyPlan:
         """Every noise multiplier times ``factor``; fixed costs are unchanged."""
@@ -610,9 +620,12 @@ class PrivacyPlan:
         """The plan as a dp-accounting ``ComposedDpEvent``.
 
         Noise multipliers are relative to the sensitivity under this plan's
-        relation; account the result with dp-accounting's RDP accountant set to
-        ``REPLACE_ONE`` for a replace-one plan and ``REPLACE_SPECIAL`` for an
-        add/remove plan, as :class:`~dpglm.privacy.accounting.RDPAccountant` does.
+        relation, and pure-DP events become randomized response, whose
+        ``REPLACE_ONE`` analysis bounds every ``epsilon``-DP pair under either
+        relation (dp-accounting's ``REPLACE_SPECIAL`` analysis of it does not).
+        dp-accounting's RDP accountant has no replace-one analysis of Poisson
+        sampling; :class:`~dpglm.privacy.accounting.RDPAccountant` supplies
+        both curves itself.
         """
         import dp_accounting
 
