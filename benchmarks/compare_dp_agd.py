@@ -38,9 +38,9 @@ with the accountant's tightest analysis of their own plan:
 * ``dp-gcd``: :func:`~dpglm.solvers.dp_gcd.dp_gcd` (tight noise, GS-s rule)
   with the same bounds and the same reason to tune ``gamma``;
 * ``dp-sgd``: :func:`~dpglm.solvers.dp_sgd.dp_sgd`, default batch size 256
-  and clip 1, drawn **without replacement** (the sampler analysed for
-  replace-one neighbours, like the other four; the default Poisson sampler's
-  guarantee is for add/remove neighbours, a weaker one at the same epsilon).
+  and clip 1, drawn **without replacement** (Renyi DP accounting for
+  replace-one neighbours, like the other four; the comparison was run when
+  the default Poisson sampler was still accounted for add/remove neighbours).
 
 Tuning, as in the papers (and not private: choosing among configurations
 by their accuracy on private validation data is itself a release, which is

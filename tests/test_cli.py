@@ -463,6 +463,65 @@ def test_console_script_is_declared():
         assert result.returncode == 0 and "demo" in result.stdout
 
 
+# -- public labels and feature bounds ---------------------------------------------------
+
+
+def _one_class_csv(path, label):
+    rng = np.random.default_rng(0)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["a", "b", "y"])
+        writer.writerows([*row, label] for row in rng.uniform(-1, 1, (200, 2)).round(3))
+    return path
+
+
+def test_fit_with_public_classes_on_a_one_class_file(capsys, tmp_path):
+    data = _one_class_csv(tmp_path / "yes.csv", "yes")
+    model_path = tmp_path / "model.json"
+    common = ["--model", "logistic", "--feature-bounds", "1", "--seed", "0", "-o", model_path]
+    # the label set read from the data: one class is refused
+    status, _, err = call(capsys, "fit", data, *common)
+    assert status == 1 and "two distinct labels" in err
+    # public: fitted, released as given, and the report says so
+    status, out, err = call(capsys, "fit", data, *common, "--classes", "yes,no")
+    assert status == 0, err
+    assert "classes ['no', 'yes']" in out
+    document = json.loads(model_path.read_text())
+    assert document["classes"] == ["no", "yes"] and document["params"]["classes"] == ["yes", "no"]
+    status, out, _ = call(capsys, "report", model_path)
+    assert "label set ['no', 'yes'] given as classes (public" in out
+    # numbers are typed as the file's labels are read; a label outside the set names its row
+    numbers = _one_class_csv(tmp_path / "ones.csv", "1")
+    status, out, err = call(capsys, "fit", numbers, *common, "--classes", "0,1")
+    assert status == 0, err
+    assert "classes [0, 1]" in out
+    status, _, err = call(capsys, "fit", numbers, *common, "--classes", "0,2")
+    assert status == 1 and "label 1 at row 0 (line 2 of ones.csv)" in err
+    assert "neither of the two classes [0, 2]" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "ridge", "--classes", "a,b"], "--classes applies to --model logistic"),
+        (["--model", "svm", "--classes", "a"], "two distinct comma-separated labels"),
+        (["--model", "svm", "--classes", "1,1.0"], "the same number"),
+    ],
+)
+def test_classes_usage_errors(capsys, args, message):
+    status, out, err = call(capsys, "fit", "x.csv", *args, "-o", "m.json")
+    assert status == 2 and message in err and out == ""
+
+
+def test_feature_bounds_are_documented_as_public_not_checked_against_the_data():
+    from dpglm.cli.models import make_estimator
+
+    # comparing them with the data would read it without privacy: they are an assumption
+    doc = " ".join(make_estimator.__doc__.split())
+    assert "checked against the data" not in doc
+    assert "taken as given" in doc
+
+
 # -- progress bar -----------------------------------------------------------------------
 
 

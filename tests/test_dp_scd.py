@@ -266,6 +266,8 @@ def with_half_noise(real_spend):
             spent.scale,
             spent.calibration,
             spent.report,
+            spent.source,
+            spent.charge,
         )
 
     return spend
@@ -315,14 +317,11 @@ def test_seeds_reproduce():
 
 
 @pytest.mark.parametrize(
-    "sampling, sequential, relation",
-    [
-        ("poisson", False, "add_remove"),
-        ("without_replacement", False, "replace_one"),
-        ("without_replacement", True, "replace_one"),
-    ],
+    "sampling, sequential",
+    [("poisson", False), ("without_replacement", False), ("without_replacement", True)],
 )
-def test_report_matches_plan(sampling, sequential, relation):
+def test_report_matches_plan(sampling, sequential):
+    relation = "replace_one"  # every sampler: N is public
     problem = problem_of("hinge", True)
     batch, clip, passes = 20, 0.4, 2.0
     fit = dp_scd(
@@ -340,7 +339,8 @@ def test_report_matches_plan(sampling, sequential, relation):
     if sequential:
         sensitivity = 2 * clip * math.sqrt(batch * (batch + 1))
     else:
-        sensitivity = math.sqrt(2) * clip * (1 if sampling == "poisson" else 2)
+        # replacing a record moves (alpha, v) by at most 2 sqrt(2) C, whatever the sampler
+        sensitivity = 2 * math.sqrt(2) * clip
     report = fit.report
     (mech,) = report.mechanisms
     assert fit.n_iter == T == mech.count and report.neighbouring == relation
@@ -420,7 +420,7 @@ def test_estimators_fit_and_predict_with_dp_scd():
     assert ridge.solver_ == "dp-scd" and ridge.privacy_report_.epsilon <= 2.0
     # the model applies to normalised rows: predict normalises them too
     want = (X / np.linalg.norm(X, axis=1, keepdims=True)) @ ridge.coef_
-    np.testing.assert_allclose(ridge.predict(X), want, rtol=1e-12)
+    np.testing.assert_allclose(ridge.predict(X), want, rtol=1e-12, atol=1e-15)
     assert ridge.score(X, y) > 0.5
     Xc, yc = make_data(5, n=5000, p=4, classification=True)
     for cls in (DPLogisticRegression, DPLinearSVC):

@@ -754,3 +754,78 @@ def test_estimators_fit_and_predict_with_dp_agd():
         DPRidge(solver="dp-agd", step=0.1).fit(Xr, yr)
     with pytest.raises(ValueError, match="L1"):
         DPLasso(solver="dp-agd").fit(Xr, yr)
+
+
+# -- the label set: public (classes=) or read from the data ------------------------------
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_public_classes_fit_a_training_set_that_lacks_one(cls):
+    X, _ = _classification(n=200)
+    model = cls(classes=["yes", "no"], feature_bounds=1.0, random_state=0)
+    model.fit(X, np.full(200, "yes"))  # one class: no data-dependent refusal
+    assert model.classes_.tolist() == ["no", "yes"]  # the given set, sorted
+    assert set(model.predict(X)) <= {"no", "yes"}
+    assert any(
+        "label set ['no', 'yes'] given as classes (public" in a
+        for a in model.privacy_report_.assumptions
+    )
+    # both classes present: the same fit as without classes, but nothing read from y
+    X, y = _classification(n=400)
+    given = cls(classes=[1, 0], feature_bounds=1.0, random_state=0).fit(X, y)
+    read = cls(feature_bounds=1.0, random_state=0).fit(X, y)
+    assert given.classes_.tolist() == read.classes_.tolist() == [0, 1]
+    np.testing.assert_array_equal(given.coef_, read.coef_)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_labels_read_from_the_data_are_stated_in_the_report(cls):
+    X, y = _classification(n=200)
+    model = cls(feature_bounds=1.0, random_state=0).fit(X, np.where(y == 1, "b", "a"))
+    (line,) = [a for a in model.privacy_report_.assumptions if a.startswith("label set")]
+    assert "['a', 'b'] read from the data and released" in line
+    assert "only if it is public" in line
+
+
+def test_a_label_outside_the_public_classes_names_its_row():
+    X, _ = _classification(n=50)
+    y = np.array(["no"] * 50, dtype=object)
+    y[13] = "maybe"
+    with pytest.raises(DataError, match=r"label 'maybe' at row 13.*\['no', 'yes'\]"):
+        DPLogisticRegression(classes=["no", "yes"], feature_bounds=1.0).fit(X, y)
+    with pytest.raises(DataError, match="label 2 at row 0"):
+        DPLinearSVC(classes=[0, 1], feature_bounds=1.0).fit(X, np.full(50, 2))
+
+
+@pytest.mark.parametrize(
+    ("classes", "match"),
+    [
+        (["a"], "exactly two distinct labels"),
+        ([0, 1, 2], "exactly two distinct labels"),
+        ([1, 1], "exactly two distinct labels"),
+        ("ab", "a list of two labels"),
+        ([[0, 1]], "1-D list of two labels"),
+        ([np.nan, 1.0], "nan at position 0"),
+    ],
+)
+def test_bad_classes_are_refused_before_the_data_is_read(classes, match):
+    budget = PrivacyBudget(1.0, 1e-6)
+    model = DPLogisticRegression(classes=classes, budget=budget)
+    with pytest.raises(ValueError, match=match):
+        model.fit(*_classification(n=50))
+    assert budget.charges == ()
+
+
+def test_classes_is_a_scikit_learn_parameter():
+    model = DPLinearSVC(classes=("n", "p"))
+    assert model.get_params()["classes"] == ("n", "p")
+    assert clone(model).get_params()["classes"] == ("n", "p")
+    assert model.set_params(classes=None).classes is None
+    assert DPLogisticRegression().get_params()["classes"] is None
+    X, y = _classification(n=400)
+    search = GridSearchCV(
+        DPLogisticRegression(classes=[0, 1], feature_bounds=1.0, random_state=0),
+        {"alpha": [1e-3, 1e-2]},
+        cv=2,
+    ).fit(X, y)
+    assert search.best_estimator_.classes_.tolist() == [0, 1]

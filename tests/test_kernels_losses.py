@@ -137,7 +137,9 @@ def test_scalar_helpers():
     assert [clip_value(v, 2.0) for v in (-3.0, -1.0, 0.5, 7.0)] == [-2.0, -1.0, 0.5, 2.0]
     assert clip_value(-1e300, inf) == -1e300
     assert clip_value(5.0, 0.0) == 0.0
-    assert math.isnan(clip_value(float("nan"), 1.0))
+    # a non-finite term is still bounded: +-inf clips to +-c, NaN contributes nothing
+    assert clip_value(float("nan"), 1.0) == 0.0
+    assert [clip_value(v, 2.0) for v in (-inf, inf)] == [-2.0, 2.0]
     assert [soft_threshold(v, 1.0) for v in (-3.0, -0.5, 0.0, 1.0, 2.5)] == [-2.0, 0, 0, 0, 1.5]
     assert math.isnan(soft_threshold(float("nan"), 1.0))
     # soft threshold by 0.5 * 2, ridge shrink 1 / (1 + 0.5 * 2), then the box

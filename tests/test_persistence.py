@@ -76,6 +76,8 @@ def _assert_same_model(again, model, X):
     assert type(again) is type(model)
     params, again_params = model.get_params(), again.get_params()
     params.pop("budget"), again_params.pop("budget")
+    # the seed is never saved: it would give the fit's noise away
+    params.pop("random_state"), again_params.pop("random_state")
     assert repr(again_params) == repr(params)
     np.testing.assert_array_equal(again.coef_, model.coef_)
     assert again.intercept_ == model.intercept_
@@ -99,6 +101,7 @@ def test_round_trip_gives_identical_predictions(model, tmp_path):
     _fit(model, X, y)
     _, again = _round_trip(model, tmp_path)
     _assert_same_model(again, model, X)
+    assert again.random_state is None
     X_new, _ = _data(model, seed=1)
     np.testing.assert_array_equal(again.predict(X_new), model.predict(X_new))
     assert again.budget is None
@@ -208,7 +211,11 @@ def test_persistent_budget_is_referenced_by_path_and_reopened(tmp_path, monkeypa
     assert len(again.budget.charges) == 1
     again.fit(X, y)  # charged to the same ledger
     assert len(budget.charges) == 2
-    _assert_same_model(again, model, X)  # same seed, same data: the same fit
+    # a second charge to the ledger draws noise of its own, even with the same seed
+    assert not np.array_equal(again.coef_, model.coef_)
+    # the same seed and data on a fresh ledger of the dataset: the same fit
+    fresh = PrivacyBudget.open("fresh.sqlite", dataset="census", epsilon=5.0, delta=1e-5)
+    _assert_same_model(again.set_params(budget=fresh, random_state=0).fit(X, y), model, X)
 
 
 def test_missing_ledger_warns_and_loads_without_budget(tmp_path):
@@ -234,8 +241,10 @@ def test_in_memory_budget_is_not_saved_and_loading_says_so(tmp_path):
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
 
 
-def test_generator_random_state_is_saved_as_null(tmp_path):
-    model = DPRidge(feature_bounds=1.0, random_state=np.random.default_rng(0))
+@pytest.mark.parametrize("seed", [0, np.int64(3), np.random.default_rng(0)], ids=repr)
+def test_random_state_is_saved_as_null(seed, tmp_path):
+    """The seed stays out of the model file: with it the fit's noise could be taken off."""
+    model = DPRidge(feature_bounds=1.0, random_state=seed)
     X, y = _data(model)
     path, again = _round_trip(model.fit(X, y), tmp_path)
     assert json.loads(path.read_text())["params"]["random_state"] is None
@@ -248,9 +257,9 @@ def test_array_hyperparameters_round_trip(tmp_path):
     X, y = _data(model)
     _, again = _round_trip(model.fit(X, y), tmp_path)
     assert again.feature_bounds == [1.0, 1.0, 2.0]
-    assert again.random_state == 3
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
-    refit = again.fit(X, y)  # the loaded hyperparameters fit the same model
+    # the loaded hyperparameters, with the seed kept by its owner, fit the same model
+    refit = again.set_params(random_state=3).fit(X, y)
     np.testing.assert_array_equal(refit.coef_, model.coef_)
 
 
@@ -331,3 +340,21 @@ def test_malformed_fields(saved, change, match):
     path, document = saved
     change(document)
     _load_error(_write(path, document), match)
+
+
+@pytest.mark.parametrize("classes", [["neg", "pos"], [True, False], [0, 1]])
+def test_public_classes_round_trip(tmp_path, classes):
+    X, y = _data(DPLogisticRegression())
+    labels = np.unique(np.asarray(classes))
+    y = labels[(y == "pos").astype(int)]
+    y[:] = labels[1]  # one class only: fitted all the same, the set being public
+    model = DPLinearSVC(classes=classes, feature_bounds=1.0, random_state=0).fit(X, y)
+    path, again = _round_trip(model, tmp_path)
+    assert again.get_params()["classes"] == list(classes)
+    assert again.classes_.tolist() == model.classes_.tolist() == labels.tolist()
+    assert again.privacy_report_ == model.privacy_report_
+    assert any("given as classes" in a for a in again.privacy_report_.assumptions)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    document = json.loads(path.read_text())
+    document["params"]["classes"] = ["other", "pos"]
+    _load_error(_write(path, document), "differ from the classes parameter")

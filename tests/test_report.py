@@ -16,6 +16,7 @@ from dpglm.privacy.events import (
     PrivacyPlan,
     SampledGaussianEvent,
 )
+from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
 
 PLAN = PrivacyPlan(
@@ -115,8 +116,25 @@ def test_leaks_are_collected_and_still_shown():
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         with collect_privacy_warnings() as leaks:
-            warnings.warn("smoothness from raw data", PrivacyLeakWarning, stacklevel=1)
+            warn_privacy_leak("smoothness from raw data")
             warnings.warn("unrelated", UserWarning, stacklevel=1)
     assert leaks == ["smoothness from raw data"]
     assert [str(w.message) for w in shown] == ["smoothness from raw data", "unrelated"]
     assert shown[0].category is PrivacyLeakWarning
+
+
+def test_leaks_are_collected_whatever_the_warning_filters():
+    # the record does not go through the warnings module: "ignore" hides, never loses
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("ignore")
+        with collect_privacy_warnings() as outer:
+            with collect_privacy_warnings(show=False) as inner:
+                warn_privacy_leak("inner")
+            warn_privacy_leak("outer")
+    assert inner == ["inner"] and outer == ["inner", "outer"] and shown == []
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with collect_privacy_warnings(show=False) as quiet:
+            warn_privacy_leak("quiet")
+        warn_privacy_leak("no collector")
+    assert quiet == ["quiet"] and [str(w.message) for w in shown] == ["no collector"]

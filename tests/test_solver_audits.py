@@ -1,4 +1,4 @@
-"""Single-step audits of DP-CD and DP-GCD on worst-case replace-one neighbours.
+"""Single-step audits of DP-CD, DP-GCD and DP-SGD on worst-case replace-one neighbours.
 
 Each audit runs the solver thousands of times on two datasets that differ in
 one record, a canary whose clipped per-sample terms sit at the clipping bound
@@ -37,6 +37,13 @@ satisfies the claim.
 
 The runs of one (mode, variant) are shared by its audits; each audit still draws
 its pilot before, and independently of, its evaluation runs.
+
+Extreme records: the same single steps of DP-CD and DP-SGD with a canary whose
+features are ``+1e308`` in D and ``-1e308`` in D' (finite, but their squares,
+products and margins overflow). DP-CD clips the entries to the public feature
+bounds, DP-SGD clips each gradient to L2 norm ``C`` with the record's exact
+norm: either way the canary moves the release by the full sensitivity and no
+more, so the claim is not refuted and half the noise is caught.
 """
 
 import dataclasses
@@ -53,10 +60,12 @@ from dpglm.privacy.events import PrivacyPlan
 from dpglm.problem import Problem
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_gcd import dp_gcd
+from dpglm.solvers.dp_sgd import dp_sgd
 from solver_problems import seed_of
 
 dp_cd_module = importlib.import_module("dpglm.solvers.dp_cd")
 dp_gcd_module = importlib.import_module("dpglm.solvers.dp_gcd")
+dp_sgd_module = importlib.import_module("dpglm.solvers.dp_sgd")
 
 CLIP = 1.0
 ROWS = 10  # records; the canary is one of them
@@ -328,3 +337,89 @@ def test_dp_gcd_paper_one_step_audit(variant, monkeypatch, request):
         f"DP-GCD paper {variant}: claim eps'={eps1:.4f} (plan eps={fit.report.epsilon:.4f})\n"
         f"  selection: {select}\n  update: {update_bound}"
     )
+
+
+# --- extreme records: one step of DP-CD and of DP-SGD ----------------------------------------
+
+HUGE = 1e308
+N_EXTREME = 4_000  # runs per side; epsilon 4 makes half the noise a large gap in mu
+EXTREME_TARGET = {"epsilon": 4.0, "delta": 1e-5}
+
+
+def extreme_neighbours(fit_intercept):
+    """Squared loss at w = 0; the canary (record 0) has x = +1e308 in D, -1e308 in D'.
+
+    Its derivative is ``0 - y_0 = 10 C`` on both sides, so its clipped term is
+    ``+C`` in D and ``-C`` in D' (DP-CD: the entry clipped to the bound 1; DP-SGD:
+    the gradient ``10 C (+-1e308)`` scaled to norm C). The other records have x = 0
+    and y = 0: they contribute nothing, and the released coefficient is
+    ``-gamma (g + noise)``, a sufficient statistic.
+    """
+    X = np.zeros((ROWS, 1))
+    y = np.zeros(ROWS)
+    y[0] = -10.0 * CLIP
+    X[0, 0] = HUGE
+    other = X.copy()
+    other[0, 0] = -HUGE
+    return {
+        "D": Problem(X, y, "squared", fit_intercept=fit_intercept),
+        "D'": Problem(other, y, "squared", fit_intercept=fit_intercept),
+    }
+
+
+def judge_extreme_audit(bound, mu_claim, variant, what):
+    check(bound, mu_claim, variant != "correct", what)
+    if variant == "correct":
+        assert bound.mu > 0.5 * mu_claim, f"{what}: audit without power: {bound}"
+    print(f"{what} {variant}: claim mu={mu_claim:.4f}; {bound}")
+
+
+@pytest.mark.parametrize("variant", ["correct", "half noise"])
+def test_dp_cd_one_step_audit_with_an_extreme_canary(variant, monkeypatch, request):
+    if variant == "half noise":
+        monkeypatch.setattr(dp_cd_module, "spend", with_less_noise(dp_cd_module.spend, (0.5,)))
+    problems = extreme_neighbours(False)
+    fit_kwargs = {**EXTREME_TARGET, "passes": 1.0, "clip": CLIP, "feature_bounds": 1.0}
+    fit = dp_cd(problems["D"], random_state=0, **fit_kwargs)
+    assert fit.n_iter == 1
+    mu_claim = gdp_mu(fit.report.epsilon, fit.report.delta)
+    rng = np.random.default_rng(seed_of(request.node.name))
+
+    def sample(key, n):
+        return np.array(
+            [dp_cd(problems[key], random_state=rng, **fit_kwargs).coef[0] for _ in range(n)]
+        )
+
+    # D: g = C / n, the coefficient -(g + noise) is centred at -C / n; D' at +C / n
+    bound = mu_lower_bound(sample("D", N_EXTREME), sample("D'", N_EXTREME), 0.0)
+    judge_extreme_audit(bound, mu_claim, variant, "DP-CD, canary x = +-1e308")
+
+
+@pytest.mark.parametrize("variant", ["correct", "half noise"])
+def test_dp_sgd_one_step_audit_with_an_extreme_canary(variant, monkeypatch, request):
+    """One full batch (every record, without replacement): a Gaussian release of the sum of
+    the gradients clipped to norm C, the canary's ``+-C`` with its norm 1e308 read exactly
+    (a norm overflowed to inf would make its clipped gradient 0, and no noise visible)."""
+    if variant == "half noise":
+        monkeypatch.setattr(dp_sgd_module, "spend", with_less_noise(dp_sgd_module.spend, (0.5,)))
+    problems = extreme_neighbours(True)
+    step = 1.0
+    fit_kwargs = {
+        **EXTREME_TARGET, "passes": 1.0, "batch_size": ROWS, "sampling": "without_replacement",
+        "step": step, "clip": CLIP,
+    }  # fmt: skip
+    fit = dp_sgd(problems["D"], random_state=0, **fit_kwargs)
+    assert fit.n_iter == 1
+    mu_claim = gdp_mu(fit.report.epsilon, fit.report.delta)
+    rng = np.random.default_rng(seed_of(request.node.name))
+
+    def sample(key, n):
+        # theta = -step (sum + noise) / b: the coefficient is the released sum's first entry
+        return np.array(
+            [dp_sgd(problems[key], random_state=rng, **fit_kwargs).coef[0] for _ in range(n)]
+        )
+
+    # the canary's gradient 10 C (+-1e308, 1) clipped to norm C is (+-C, C 1e-308): the
+    # coefficient is centred at -C step / b in D, +C step / b in D'
+    bound = mu_lower_bound(sample("D", N_EXTREME), sample("D'", N_EXTREME), 0.0)
+    judge_extreme_audit(bound, mu_claim, variant, "DP-SGD, canary x = +-1e308")

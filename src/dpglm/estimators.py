@@ -10,9 +10,9 @@ the fit in ``privacy_report_``.
 Privacy parameters
 ------------------
 ``epsilon`` (default 1.0) and ``delta`` (default ``None``: ``1 / n**2``,
-computed from the number of records ``n``, which the replace-one analysis of
-the coordinate solvers treats as public anyway; pass a number to fix it before
-seeing the data). ``budget``, a shared :class:`~dpglm.privacy.budget.PrivacyBudget`,
+computed from the number of records ``n``, which is public: every fit is
+analysed for replace-one neighbours; pass a number to fix it before seeing the
+data). ``budget``, a shared :class:`~dpglm.privacy.budget.PrivacyBudget`,
 is charged by every fit (``clone``, grid searches and pickling keep the same
 budget). ``epsilon=inf`` gives the non-private optimum (certified reference
 solver), and the report says the fit is not private.
@@ -68,6 +68,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
@@ -293,7 +294,7 @@ def _labels_error(name, y, err):
     if len(classes) < 2:
         return TargetError(
             f"{name} is a binary classifier, but y has only one class "
-            f"{preview(classes)}; it needs two"
+            f"{preview(classes)}; it needs two, or the public label set given as classes"
         )
     if values.dtype.kind == "f" and not np.all(np.mod(classes, 1) == 0):
         return TargetError(
@@ -437,19 +438,24 @@ class _DPLinearModel(BaseEstimator):
             A hyperparameter out of range (the message names it), or data that
             :func:`dpglm.data.load` refuses (a :class:`~dpglm.exceptions.DataError`
             naming the row or column); fewer than two samples; for classifiers,
-            a target without exactly two classes.
+            a target without exactly two classes, or with ``classes`` given, a
+            label outside them (the message names its row).
         BudgetExceededError
             ``budget`` cannot afford the fit; nothing was fitted or charged.
         """
         name = type(self).__name__
         epsilon, delta = self._check_params()
+        public_labels = self._public_labels()
         X = _check_features(X)
         y = _check_target(y, name)
         feature_names = _feature_names(X)
         try:
-            data = _load(X, y, task=self._task)
+            if public_labels is None:
+                data = _load(X, y, task=self._task)
+            else:
+                data = _load(X, y, task=self._task, classes=public_labels.classes)
         except TargetError as err:
-            if self._task != "classification":
+            if self._task != "classification" or public_labels is not None:
                 raise
             raise _labels_error(name, y, err) from err
         n = data.n_samples
@@ -464,6 +470,8 @@ class _DPLinearModel(BaseEstimator):
             result = self._fit_private(problem, solver, epsilon, delta)
             theta, n_iter, report = result.theta, result.n_iter, result.report
         coef, intercept = problem.split(theta)
+        if self._task == "classification":
+            report = _with_label_assumption(report, data.labels.classes, public_labels is not None)
         # every learned attribute is set at once, after a fit that succeeded
         if self._task == "classification":
             self.classes_ = np.array(data.labels.classes)
@@ -479,6 +487,10 @@ class _DPLinearModel(BaseEstimator):
         self.delta_ = delta
         self.privacy_report_ = report
         return self
+
+    def _public_labels(self):
+        """The public label set (classifiers' ``classes``), or None: read from the data."""
+        return None
 
     def _fit_private(self, problem, solver, epsilon, delta):
         from dpglm.solvers.dp_agd import dp_agd
@@ -605,9 +617,10 @@ class _DPLinearModel(BaseEstimator):
         The file holds the class, the hyperparameters, the coefficients, the
         classes and the privacy report; a persistent budget is recorded by
         the absolute path of its ledger and its dataset, an in-memory one as
-        ``{"ledger": null}`` (it cannot outlive the process). A
-        ``random_state`` that is not an int or None (a Generator) is saved as
-        null. No pickle is involved.
+        ``{"ledger": null}`` (it cannot outlive the process).
+        ``random_state`` is saved as null: a model file is meant to be
+        published, and whoever knows a fit's seed can recompute its noise and
+        take it off the coefficients. No pickle is involved.
 
         Returns
         -------
@@ -643,6 +656,19 @@ class _DPLinearModel(BaseEstimator):
         return path
 
 
+def _with_label_assumption(report, classes, public):
+    """``report`` with a line on where the label set, released in ``classes_``, comes from."""
+    if public:
+        line = f"label set {preview(classes)} given as classes (public, fixed without the data)"
+    else:
+        line = (
+            f"label set {preview(classes)} read from the data and released (classes_, the "
+            "model file): covered by the guarantee only if it is public (give classes= to fix "
+            "it without the data)"
+        )
+    return dataclasses.replace(report, assumptions=(*report.assumptions, line))
+
+
 def _name_list(names, limit=5):
     lines = [f"- {n}\n" for n in names[:limit]]
     if len(names) > limit:
@@ -667,8 +693,8 @@ def _jsonable(value):
 def _params_document(params):
     document = {}
     for name, value in params.items():
-        if name == "random_state" and not (value is None or isinstance(value, numbers.Integral)):
-            value = None  # a Generator's state is not saved
+        if name == "random_state":
+            value = None  # the seed would give the fit's noise away (see save)
         value = _jsonable(value)
         try:
             json.dumps(value, allow_nan=False)
@@ -694,6 +720,16 @@ class _Regressor(RegressorMixin, _DPLinearModel):
 
 class _Classifier(ClassifierMixin, _DPLinearModel):
     _task = "classification"
+
+    def _check_params(self):
+        epsilon, delta = super()._check_params()
+        self._public_labels()
+        return epsilon, delta
+
+    def _public_labels(self):
+        if self.classes is None:
+            return None
+        return BinaryLabels.from_classes(self.classes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -742,6 +778,18 @@ _COMMON_DOC = """
     fit_intercept : bool, default=True
     random_state : None, int or numpy Generator
 """
+
+
+_CLASSES_DOC = """
+    classes : array-like of two labels, optional
+        The public label set, fixed without the data (as scikit-learn's
+        ``partial_fit`` takes it). ``y`` must hold only these labels (a
+        :class:`~dpglm.exceptions.TargetError` names the first row that does
+        not) and may lack one of them: a training set with a single class is
+        fitted too, so that whether a fit succeeds does not depend on the data.
+        ``classes_`` is this set, sorted. None: the two labels are read from
+        ``y`` and released in ``classes_`` and the model file without privacy
+        (the report says so)."""
 
 
 def _store_params(estimator, values):
@@ -909,6 +957,7 @@ class DPLogisticRegression(_Classifier):
         Strength of the penalty on the mean loss.
     l1_ratio : float, default=0.5
         Elastic-net mixing, used with ``penalty="elasticnet"``."""
+        + _CLASSES_DOC
         + _COMMON_DOC
         + """
     Examples
@@ -919,12 +968,18 @@ class DPLogisticRegression(_Classifier):
     >>> model = DPLogisticRegression(feature_bounds=1.0, random_state=0).fit(X, y)
     >>> model.classes_.tolist(), model.predict([[0.9, 0.0]]).tolist()
     (['no', 'yes'], ['yes'])
+
+    With the label set public, a training set that lacks a class is fitted too:
+
+    >>> public = DPLogisticRegression(classes=["yes", "no"], feature_bounds=1.0, random_state=0)
+    >>> public.fit(X, np.full(3000, "no")).classes_.tolist()
+    ['no', 'yes']
     """
     )
 
-    def __init__(self, penalty="l2", alpha=1e-3, l1_ratio=0.5, *, epsilon=1.0, delta=None,
-                 budget=None, solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
-                 feature_bounds=None, smoothness="auto", solver_options=None,
+    def __init__(self, penalty="l2", alpha=1e-3, l1_ratio=0.5, *, classes=None, epsilon=1.0,
+                 delta=None, budget=None, solver="auto", clip=1.0, passes=None, step=None,
+                 batch_size=None, feature_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, random_state=None):  # fmt: skip
         _store_params(self, locals())
 
@@ -960,6 +1015,7 @@ class DPLinearSVC(_Classifier):
     penalty : {"l2", "l1", "elasticnet", "none"}, default="l2"
     alpha : float, default=1e-3
     l1_ratio : float, default=0.5"""
+        + _CLASSES_DOC
         + _COMMON_DOC
         + """
     Examples
@@ -973,9 +1029,10 @@ class DPLinearSVC(_Classifier):
     )
 
     def __init__(self, loss="squared_hinge", penalty="l2", alpha=1e-3, l1_ratio=0.5, *,
-                 epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0, passes=None,
-                 step=None, batch_size=None, feature_bounds=None, smoothness="auto",
-                 solver_options=None, fit_intercept=True, random_state=None):  # fmt: skip
+                 classes=None, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
+                 passes=None, step=None, batch_size=None, feature_bounds=None,
+                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 random_state=None):  # fmt: skip
         _store_params(self, locals())
 
     def _datafit(self):
@@ -1088,6 +1145,12 @@ def _rebuild(cls, document):
     if cls._task == "classification":
         model.classes_ = np.asarray(document["classes"])
         BinaryLabels(model.classes_)  # two distinct classes in sorted order
+        public = model._public_labels()
+        if public is not None and public.classes.tolist() != model.classes_.tolist():
+            raise ValueError(
+                f"classes {model.classes_.tolist()!r} differ from the classes parameter "
+                f"{params['classes']!r}"
+            )
     model.solver_ = str(document["solver"])
     model.n_iter_ = int(document["n_iter"])
     model.delta_ = float(document["delta"])

@@ -30,17 +30,19 @@ Examples
 
 from __future__ import annotations
 
-import warnings
+import copy
 
 import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
+from dpglm.clipping import clip_features, clip_terms
 from dpglm.data import as_layout, load
 from dpglm.data.layout import nearest_layout, sparse_matrix
 from dpglm.datafits import Datafit, get_datafit
-from dpglm.exceptions import PrivacyLeakWarning, ShapeMismatchError, TargetError
+from dpglm.exceptions import ShapeMismatchError, TargetError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
+from dpglm.privacy.leaks import warn_privacy_leak
 
 
 def column_mean_squares(X):
@@ -51,9 +53,11 @@ def column_mean_squares(X):
     >>> column_mean_squares(np.array([[1.0, 0.0], [3.0, 2.0]]))
     array([5., 2.])
     """
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).mean(axis=0)).ravel()
-    return np.einsum("ij,ij->j", X, X) / X.shape[0]
+    # an extreme entry's square overflows to inf: the mean is then inf, without a warning
+    with np.errstate(over="ignore", under="ignore"):
+        if sp.issparse(X):
+            return np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        return np.einsum("ij,ij->j", X, X) / X.shape[0]
 
 
 def _per_coordinate(name, value, length, unit):
@@ -175,6 +179,57 @@ class Problem:
         """The features in whichever layout is held (the first one made)."""
         return next(iter(self._layouts.values()))
 
+    def clipped_to(self, feature_bounds):
+        """The problem with every entry of column ``j`` clipped to ``[-B_j, B_j]``.
+
+        What a solver given public feature bounds trains on: clipping is a
+        per-record operation, after which ``|X_ij| <= B_j`` holds for every
+        record, as the sensitivities computed from the bounds assume. Returns
+        ``self`` when every entry already lies within its bound (a verdict kept
+        for the next call with the same bounds, which then reads nothing);
+        otherwise a problem sharing the targets, datafit and penalty, whose
+        features are a clipped copy in the layout held first (see
+        :func:`clip_features`).
+
+        Parameters
+        ----------
+        feature_bounds : float or array_like of shape (n_features,)
+            Finite, non-negative bounds.
+
+        Returns
+        -------
+        Problem
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[1e308, 0.5], [-2.0, 0.0]]), np.zeros(2), "squared")
+        >>> prob.clipped_to(1.0).X
+        array([[ 1. ,  0.5],
+               [-1. ,  0. ]])
+        >>> prob.clipped_to([1e308, 1.0]) is prob
+        True
+        """
+        bounds = _per_coordinate("feature_bounds", feature_bounds, self.n_features, "column")
+        if not (np.isfinite(bounds) & (bounds >= 0)).all():
+            raise ValueError(f"feature_bounds must be finite and >= 0, got {feature_bounds!r}")
+        # the verdict is kept, like the layouts: a fit that finds every entry within its
+        # bound spares the next fits with the same bounds a read of the data
+        key = bounds.tobytes()
+        within = self.__dict__.setdefault("_within_bounds", set())
+        if key in within:
+            return self
+        name, X = next(iter(self._layouts.items()))
+        clipped = clip_features(X, bounds)
+        if clipped is X:
+            within.add(key)
+            return self
+        problem = copy.copy(self)
+        # the other layout, if any, is made again from the clipped one when needed
+        problem._layouts = {name: clipped}
+        problem._within_bounds = {key}
+        return problem
+
     # -- parameters ---------------------------------------------------------------------
 
     def split(self, theta):
@@ -272,11 +327,12 @@ class Problem:
         >>> prob.clipped_gradient(np.array([1.0]), 2.0)
         array([1.5])
         """
-        s = (
-            self.derivatives(theta)
-            if derivatives is None
-            else self._check_derivatives(derivatives)
-        )
+        if derivatives is None:
+            # an extreme record's margin may overflow: its terms are clipped below
+            with np.errstate(over="ignore", invalid="ignore"):
+                s = self.derivatives(theta)
+        else:
+            s = self._check_derivatives(derivatives)
         clip = self._check_clip(clip)
         out = np.empty(self.n_features)
         if sp.issparse(self.X):
@@ -287,7 +343,7 @@ class Problem:
         else:
             _kernels.clipped_gradient_dense(self.X, s, clip[: self.n_features], out)
         if self.fit_intercept:
-            out = np.append(out, np.mean(np.clip(s, -clip[-1], clip[-1])))
+            out = np.append(out, np.mean(clip_terms(s, clip[-1])))
         return out
 
     def _check_derivatives(self, s):
@@ -349,10 +405,9 @@ class Problem:
                 "smoothness constants; use a smooth loss (e.g. 'squared_hinge')"
             )
         if feature_bounds is None:
-            warnings.warn(
+            warn_privacy_leak(
                 "coordinate-wise smoothness constants M_j computed from the raw data without "
                 "privacy; pass public feature bounds to avoid this leak",
-                PrivacyLeakWarning,
                 stacklevel=2,
             )
             sq = column_mean_squares(self.features)

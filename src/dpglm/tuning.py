@@ -26,15 +26,9 @@ The split
     ``n_val = round(validation_fraction * n)`` records drawn uniformly
     without replacement (without the data) are the validation split, the
     others the training split, the same for every run. Replace-one
-    neighbours (the fits' relation, e.g. DP-CD, DP-GCD): the changed record
-    is in one split. Add/remove neighbours (DP-SGD with Poisson sampling,
-    whose own analysis takes the number of records ``n`` as public, and so
-    does the search: the split sizes are fixed): couple the splits of the
-    two datasets; the extra record joins the training split (an added
-    training record), or takes the place of a validation record, which
-    joins the training split (an added training record and a replaced
-    validation record). Either way the fit sees a neighbour under its own
-    relation and the score moves by at most ``R / n_val``.
+    neighbours, the relation of every dpglm fit (``n`` is public, and so are
+    the split sizes): the changed record is in one split, so the fit sees a
+    replace-one neighbour or the score moves by at most ``R / n_val``.
 
 Accounting: the plan of one run is the composition of the fit's calibrated
 plan and the noisy score (sequential composition, valid whichever split the
@@ -90,8 +84,9 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
-from dpglm.exceptions import CalibrationError, PlanError, PrivacyError, PrivacyLeakWarning
+from dpglm.exceptions import CalibrationError, PlanError, PrivacyError
 from dpglm.privacy.accounting import account
+from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import (
     LaplaceEvent,
     NonPrivateEvent,
@@ -100,6 +95,7 @@ from dpglm.privacy.events import (
 )
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
+from dpglm.solvers.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
 
 #: parameters the search sets on every fit, which cannot be searched
 RESERVED = ("epsilon", "delta", "budget", "random_state")
@@ -236,6 +232,10 @@ def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
     )
 
 
+class _PlanMismatchError(PrivacyError):
+    """A run's fit calibrated another plan than the accounted one: raised, never a failed run."""
+
+
 class _PlanGuard:
     """Stands in for a budget inside a search: the fit must run the plan the search accounted.
 
@@ -250,7 +250,7 @@ class _PlanGuard:
 
     def charge(self, plan, *, label=""):
         if _accounting_key(plan) != self.expected:
-            raise PrivacyError(
+            raise _PlanMismatchError(
                 f"the fit {label!r} calibrated a plan that differs from the one the search "
                 "accounted (its plan depends on more than the data's shape and its "
                 "hyperparameters); the search stops before training it"
@@ -269,6 +269,13 @@ def _dummy_data(n, p, classification, sparse):
     X = sp.csr_matrix((n, p)) if sparse else np.zeros((n, p))
     y = (np.arange(n) % 2).astype(float) if classification else np.zeros(n)
     return X, y
+
+
+def _dummy_labels(y, classes):
+    """The dry run's 0 / 1 labels ``y`` as the candidate's public ``classes``, if it has them."""
+    if classes is None:
+        return y
+    return np.unique(np.asarray(classes))[(y > 0).astype(np.intp)]
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -324,8 +331,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     score_share : float, default=0.2
         Share of each run's epsilon spent on its noisy score (the rest on the fit).
     random_state : None, int or numpy Generator
-        All the search's randomness (candidates, split, number of runs, draws,
-        seeds of the fits, score noise) comes from it.
+        All the search's randomness comes from it. The candidates (public)
+        come from the seed alone; the secret randomness (split, number of runs,
+        draws, seeds of the fits, score noise) from a stream keyed to the
+        search's budget charge as well (see :func:`~dpglm.solvers.spending.spend`),
+        so that two searches with one seed charged to one budget share none
+        of it. A fixed seed reproduces a search from a fresh budget; keep it
+        secret if the search is published.
 
     Attributes
     ----------
@@ -336,11 +348,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict or None
     best_estimator_ : estimator or None
         The model of the selected run, trained on the training split only (no
-        refit on all the data, which would cost another fit); its ``budget``
-        parameter is the search's, so refitting it is charged. None when no
-        run took place (Poisson ``K = 0``; a warning says so).
+        refit on all the data, which would cost another fit). Its
+        ``privacy_report_`` is the search's (the model is the search's
+        release, and its saved copies carry that report); its ``epsilon``
+        parameter is the budget of its run's fit (``fit_epsilon_``), and
+        ``solver_`` and ``n_iter_`` describe that fit. Its ``random_state`` is
+        the estimator's own: the run's seed is the search's secret randomness
+        (it would give away the run's noise). Its ``budget`` is the search's,
+        so refitting it is charged as a new fit, whose report then replaces
+        the search's. None when nothing was selected (no run took place, or
+        every run failed; a warning says so).
     best_score_ : float
-        Noisy validation score of the selected run (NaN without a run).
+        Noisy validation score of the selected run (NaN when nothing was selected).
     fit_epsilon_, score_epsilon_ : float
         Epsilon of each run's fit (at ``delta_``) and of its noisy score.
     delta_ : float
@@ -354,10 +373,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     number of runs ``K`` and the other runs' candidates, models and scores,
     which are the mechanism's internal randomness and are not kept. The
     train/validation split is drawn without the data, with fixed sizes (the
-    module docstring gives the analysis for both neighbouring relations); all
-    candidates' fits must be analysed under the same relation (e.g. not
-    ``solver`` in ``["dp-cd", "dp-sgd"]``). A fit that fails (e.g. a training
-    split with a single class) stops the search with its error.
+    module docstring gives the analysis, for replace-one neighbours like every
+    fit's).
+
+    A run whose fit or score raises (e.g. a training split with a single
+    class, when the estimator is not given its ``classes``) scores ``-inf``:
+    it is never selected over a run that succeeded, and its error is not
+    raised, since an error after the charge would tell something about the
+    data that the accounting does not cover. When every run fails, nothing is
+    selected, as when no run takes place (the warning does not tell which).
+    Errors that come before the charge (bad hyperparameters, found by the
+    dry runs) are raised as usual, and so is a fit that calibrates a plan
+    other than the accounted one (a :class:`~dpglm.exceptions.PrivacyError`):
+    that is a defect the accounting does not cover, not a failed run.
 
     The plan of each candidate's fit is known before the data is read: a dry
     run fits the estimator on zeros of the training split's shape with a
@@ -542,7 +570,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         settings = self._check_params()
         task = "classification" if settings["classifier"] else "regression"
-        data = load_data(X, y, task=task)
+        # with the estimator's public label set, if any: a one-class y is then valid
+        classes = self.estimator.get_params(deep=False).get("classes")
+        data = load_data(X, y, task=task, classes=classes)
         n, p = data.n_samples, data.n_features
         del data
         delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
@@ -553,6 +583,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"{n} records leave {n_train} for training with validation_fraction="
                 f"{settings['fraction']:g}; need at least 2"
             )
+        # the candidates are public (drawn without the data): the seed's own stream
         source = make_noise_source(self.random_state)
         candidates = self._candidates(source)
         shape_info = (n_train, p, settings["classifier"], sp.issparse(X))
@@ -563,6 +594,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         else:
             runs = self._fit_private(candidates, settings, delta, shape_info, n_val, budget)
         plan, fit_epsilon, score_event, guards, dry_leaks, assumptions = runs
+        charge = None
+        if budget is not None:
+            charge = budget.charge(plan, label=self._label(len(candidates)))
+        if isinstance(charge, Charge):
+            # the secret randomness below (split, K, draws, the runs' seeds, score noise)
+            # from a stream keyed to the charge: two searches with one seed charged to one
+            # budget share none of it; without a charge the seed's stream goes on
+            source = make_noise_source(self.random_state, key=charge.noise_key)
+        if score_event is not None:  # a private search: its seed could void its guarantee
+            assumptions = (*assumptions, *seed_assumptions(self.random_state))
 
         # the data are used from here on (above, only validated and measured)
         order = source.permutation(n)
@@ -587,8 +628,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     budget=guards[index],
                     random_state=int(source.integers(2**63)),
                 )
-                model.fit(X_train, y_train)
-                score = scorer(model, X_val, y_val)
+                try:
+                    model.fit(X_train, y_train)
+                    score = scorer(model, X_val, y_val)
+                except _PlanMismatchError:
+                    raise
+                except Exception:
+                    # a failed run (e.g. a one-class training split) scores -inf: never
+                    # selected, and its error, which depends on the data, stays inside
+                    model, score = None, -math.inf
+                # drawn for a failed run too, so that the later runs' draws do not depend on it
                 if score_event is not None:
                     scale = score_event.noise_multiplier * scorer.sensitivity
                     score += float(source.laplace(scale))
@@ -603,10 +652,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.score_epsilon_ = math.inf if score_event is None else score_event.epsilon
         self.n_features_in_ = p
         if model is None:
+            # one message whatever the reason: K and the runs' outcomes stay secret
+            poisson = score_event is not None and math.isinf(settings["shape"])
+            why, hint = "every run failed", ""
+            if poisson:
+                why = (
+                    "no run took place (the Poisson number of runs was 0, probability "
+                    f"exp(-{settings['mean']:g})) or every run failed"
+                )
+                hint = "; a finite shape (e.g. shape=1.0) always runs at least once"
             warnings.warn(
-                "no run took place (the Poisson number of runs was 0, probability "
-                f"exp(-{settings['mean']:g})): nothing was selected, and the budget is spent; "
-                "a finite shape (e.g. shape=1.0) always runs at least once",
+                f"nothing was selected, and the budget is spent: {why} (a run fails when its "
+                f"fit or its score raises, e.g. on a training split with a single class){hint}",
                 UserWarning,
                 stacklevel=2,
             )
@@ -614,12 +671,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.best_score_ = math.nan
             inner_assumptions = ()
         else:
-            model.set_params(budget=budget)
+            # the run's seed is the mechanism's secret randomness: with it anyone could
+            # recompute the run's noise, so the model keeps the estimator's own random_state
+            model.set_params(budget=budget, random_state=clone(self.estimator).random_state)
             self.best_index_ = index
             self.best_params_ = dict(candidates[index])
             self.best_estimator_ = model
             self.best_score_ = float(score)
-            inner_assumptions = model.privacy_report_.assumptions
+            # not the run's seed line: the run's seed is the search's secret (its own line
+            # is the search's random_state)
+            inner_assumptions = tuple(
+                a
+                for a in model.privacy_report_.assumptions
+                if a not in (SEED_ASSUMPTION, SOURCE_ASSUMPTION)
+            )
         self.privacy_report_ = PrivacyReport.from_plan(
             plan,
             delta,
@@ -627,6 +692,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             assumptions=tuple(dict.fromkeys((*assumptions, *inner_assumptions))),
             warnings=tuple(dict.fromkeys((*dry_leaks, *leaks))),
         )
+        if model is not None:
+            # the model is the search's release: it carries the search's report (its run's
+            # own report covers one run, not the selection among them), and so does save()
+            model.privacy_report_ = self.privacy_report_
         return self
 
     def _fit_non_private(self, candidates, delta, budget):
@@ -641,8 +710,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # the relation of the budget's earlier charges: this plan costs inf under either
             budget.charges[0].plan.neighbouring if budget and budget.charges else "replace_one",
         )
-        if budget is not None:
-            budget.charge(plan, label=self._label(len(candidates)))
         assumptions = ("epsilon = inf: no privacy; every candidate fitted and scored exactly",)
         return plan, math.inf, None, [None] * len(candidates), (), assumptions
 
@@ -650,17 +717,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         planner = _Planner(self.estimator, candidates, settings, delta, shape_info, n_val)
         epsilon_rep = planner.calibrate()
         plan, fit_plans, score_event = planner.search_plan(epsilon_rep, final=True)
-        if budget is not None:
-            budget.charge(plan, label=self._label(len(candidates)))
         guards = [_PlanGuard(fit_plans[i]) for i in range(len(candidates))]
-        if plan.neighbouring == "replace_one":
-            relation = "replace-one neighbours; the number of records is public"
-        else:
-            relation = (
-                "add/remove neighbours with the number of records public (it sets the split "
-                "sizes, as it sets DP-SGD's sampling rate): an added record joins the training "
-                "split, or replaces a validation record that joins the training split"
+        if plan.neighbouring != "replace_one":
+            raise PlanError(
+                f"the candidates' fits are analysed for {plan.neighbouring} neighbours; the "
+                "search's split and its scores are analysed for replace-one neighbours only"
             )
+        relation = "replace-one neighbours; the number of records is public"
         assumptions = (
             relation,
             f"train/validation split: {n_val} validation records drawn uniformly without "
@@ -674,7 +737,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 else "all share one fit plan"
             ),
             "only the selected run is released: the number of runs and the other runs stay secret",
-            "the selected model is trained on the training split only (no refit)",
+            "the selected model is trained on the training split only (no refit), its fit "
+            f"at epsilon {settings['share_fit'] * epsilon_rep:.4g} (its epsilon parameter); "
+            "it carries this report, the guarantee of the whole search",
             "validation score: " + _Scorer.describe(settings["scoring"], settings["score_range"]),
         )
         fit_epsilon = settings["share_fit"] * epsilon_rep
@@ -693,7 +758,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise NotFittedError("this PrivateSearchCV is not fitted yet; call fit first")
         if self.best_estimator_ is None:
             raise NotFittedError(
-                "the search selected nothing (no run took place); there is no model"
+                "the search selected nothing (no run took place, or every run failed); "
+                "there is no model"
             )
         return self.best_estimator_
 
@@ -795,8 +861,10 @@ class _Planner:
             random_state=0,
         )
         params = self.candidates[index]
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        if self.shape_info[2]:
+            y = _dummy_labels(y, model.get_params().get("classes"))
+        # the dry run's leaks go into the report, not to the user: the runs warn again
+        with collect_privacy_warnings(show=False) as caught:
             try:
                 model.fit(X, y)
             except _PlanCapturedError as captured:
@@ -807,11 +875,7 @@ class _Planner:
                 raise PrivacyError(
                     f"candidate {params}: the fit charged no plan, so the search cannot account it"
                 )
-        leaks = tuple(
-            f"candidate {params}: {w.message}"
-            for w in caught
-            if issubclass(w.category, PrivacyLeakWarning)
-        )
+        leaks = tuple(f"candidate {params}: {message}" for message in caught)
         self._cache[key] = (plan, leaks)
         return plan, leaks
 

@@ -12,6 +12,7 @@ from dpglm._kernels.dense import (
     clipped_coordinate_gradient_dense,
     clipped_gradient_dense,
     clipped_row_gradient_sum_dense,
+    exceeds_bounds_dense,
 )
 from dpglm._kernels.dual import svm_dual_epochs_csr
 from dpglm._kernels.elementwise import clip_value, prox_elastic_net_box, soft_threshold
@@ -51,6 +52,7 @@ __all__ = [
     "derivative_value",
     "derivatives",
     "distinct_subsets",
+    "exceeds_bounds_dense",
     "fast_exp",
     "greedy_score",
     "greedy_scores",

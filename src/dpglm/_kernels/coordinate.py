@@ -5,7 +5,11 @@ Gaussian noise drawn in advance by the solver. Step ``k`` updates coordinate
 ``j = order[k]``:
 
 * ``g = (1/n) sum_i clip(l'(z_i, y_i) * X[i, j], c[j]) + noise[k]``, the noisy
-  per-sample clipped partial derivative;
+  per-sample clipped partial derivative (every term in ``[-c[j], c[j]]``, also
+  when an extreme record's margin overflowed: ``clip`` is
+  :func:`~dpglm._kernels.elementwise.clip_value`, which maps ``+-inf`` to
+  ``+-c[j]`` and NaN to 0; a NaN margin stays NaN and its record contributes
+  nothing);
 * ``w_new = min(max(soft_threshold(w[j] - step[j] g, step[j] l1[j])
   / (1 + step[j] l2[j]), lo[j]), hi[j])``, the exact prox of any separable
   elastic-net + box penalty;

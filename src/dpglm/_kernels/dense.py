@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numba
 
-from dpglm._kernels.elementwise import clip_value
+from dpglm._kernels.elementwise import clip_value, l2_clip_coefficient
 from dpglm._kernels.jit import kernel, prefetch
 
 
@@ -111,6 +111,54 @@ def clipped_gradient_dense(X, s, c, out):
 
 
 @kernel
+def exceeds_bounds_dense(X, bounds, by_columns):
+    """Whether some entry has ``|X[i, j]| > bounds[j]``, in one read of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Features, Fortran order (``by_columns=True``) or C order (``False``).
+    bounds : ndarray of shape (p,)
+        Non-negative bounds.
+    by_columns : bool
+        Read column by column (Fortran order) or row by row (C order); the
+        read stops at the first column (row) with an entry out of bounds.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, -5.0], [-3.0, 2.0]])
+    >>> bool(exceeds_bounds_dense(X, np.array([3.0, 5.0]), False))
+    False
+    >>> bool(exceeds_bounds_dense(X, np.array([3.0, 4.0]), False))
+    True
+    """
+    n, p = X.shape
+    # counts rather than a flag and an early exit per entry: the loops vectorise, and
+    # the check runs at the speed of a read of X
+    if by_columns:
+        for j in range(p):
+            b = bounds[j]
+            count = 0
+            for i in range(n):
+                count += abs(X[i, j]) > b
+            if count:
+                return True
+        return False
+    for i in range(n):
+        count = 0
+        for j in range(p):
+            count += abs(X[i, j]) > bounds[j]
+        if count:
+            return True
+    return False
+
+
+@kernel
 def add_scaled_column_dense(X, j, a, z):
     """Margin update after a coordinate step: ``z += a * X[:, j]``.
 
@@ -145,7 +193,8 @@ def clipped_row_gradient_sum_dense(X, rows, s, row_norms, C, out):
     For a linear model the gradient of sample ``i`` is ``s_i * (x_i, 1)``, whose
     norm is ``|s_i| * row_norms[i]``; each is scaled by
     ``min(1, C / (|s_i| row_norms[i]))`` (by 1 when that norm is 0) without
-    forming it.
+    forming it; a gradient whose norm is NaN (an overflowed margin) contributes
+    nothing (:func:`~dpglm._kernels.elementwise.l2_clip_coefficient`).
 
     Parameters
     ----------
@@ -191,13 +240,7 @@ def clipped_row_gradient_sum_dense(X, rows, s, row_norms, C, out):
             following = X[rows[k + 1]]
             for q in range(0, p, 8):
                 prefetch(following, q)
-        sk = s[k]
-        coef = sk
-        # The test is false for a zero gradient (C >= 0) and for C = inf. The
-        # clipped coefficient s C / (|s| norm) is computed as +-C / norm: with
-        # reassociation allowed, s * (C / g) may become (s * C) / g and underflow.
-        if abs(sk) * row_norms[i] > C:
-            coef = C / row_norms[i] if sk > 0.0 else -C / row_norms[i]
+        coef = l2_clip_coefficient(s[k], row_norms[i], C)
         total += coef
         for j in range(p):
             out[j] += coef * X[i, j]

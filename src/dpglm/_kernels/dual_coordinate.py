@@ -3,7 +3,8 @@
 The state is the dual vector ``alpha`` (one entry per record) and the shared
 vector ``v`` (``X^T alpha`` in the absence of noise). Each step takes a batch
 ``B`` and, for every ``j`` in ``B``, the minimiser ``zeta_j`` of the local
-subproblem (8), scaled to ``|zeta_j| <= C``; then
+subproblem (8), scaled to ``|zeta_j| <= C`` (an infinite ``zeta_j`` becomes
+``+-C`` and a NaN one, from an extreme record's overflowed margin, 0); then
 
     ``alpha_B += zeta_B + sigma * noise_B`` and ``v += sum_j zeta_j x_j + sigma * noise_v``,
 
@@ -63,10 +64,17 @@ def dual_step(code, dual_box, alpha, y, z, s):
 
 @kernel
 def _scaled_step(code, dual_box, alpha_j, y_j, z, s, clip):
+    # |zeta| <= C for every record: an extreme record's step may overflow (inf, whose
+    # rescaling inf * 0 would be NaN) or be NaN (an overflowed margin), so an infinite
+    # step becomes +-C and a NaN one 0
     zeta = dual_step(code, dual_box, alpha_j, y_j, z, s)
     size = abs(zeta)
     if size > clip:
+        if size == math.inf:
+            return clip if zeta > 0.0 else -clip
         zeta *= clip / size
+    elif size != size:
+        return 0.0
     return zeta
 
 

@@ -2,16 +2,24 @@
 
 They are numba functions meant to be called (and inlined by LLVM) inside other
 kernels; from Python they work on plain floats too.
+
+The two clipping helpers bound a per-record term for *every* finite record:
+the term of an extreme record may overflow (``1e308 * 3`` is ``inf``, and
+``inf * 0`` or ``inf - inf`` is NaN), and a clipped sum is only a bounded
+function of each record if such a term is clipped too. So ``+-inf`` clips to
+``+-c`` and a NaN term contributes nothing (0), never NaN.
 """
 
 from __future__ import annotations
 
 from dpglm._kernels.jit import kernel
 
+_LARGEST = 1.7976931348623157e308  # the largest finite double
+
 
 @kernel
 def clip_value(v, c):
-    """Clip ``v`` to ``[-c, c]``; a NaN ``v`` stays NaN.
+    """Clip ``v`` to ``[-c, c]``; ``+-inf`` gives ``+-c`` and NaN gives 0.
 
     Parameters
     ----------
@@ -23,7 +31,8 @@ def clip_value(v, c):
     Returns
     -------
     float
-        ``min(max(v, -c), c)``.
+        ``min(max(v, -c), c)``, or 0 for a NaN ``v``: the result lies in
+        ``[-c, c]`` whatever ``v`` is.
 
     Examples
     --------
@@ -31,11 +40,64 @@ def clip_value(v, c):
     (2.0, -2.0)
     >>> float(clip_value(3.0, float("inf")))
     3.0
+    >>> float(clip_value(float("-inf"), 2.0)), float(clip_value(float("nan"), 2.0))
+    (-2.0, 0.0)
     """
-    # Written as two selects that keep v when a comparison is false, so NaN
-    # propagates like np.clip and LLVM turns both into vector min/max.
+    # Three selects, which LLVM turns into vector min/max and one masked blend: the
+    # loops that sum clipped terms still vectorise. Without "nnan" in the kernels'
+    # fast-math flags, v == v is kept and is false only for NaN.
     v = -c if v < -c else v
-    return c if v > c else v
+    v = c if v > c else v
+    return v if v == v else 0.0
+
+
+@kernel
+def l2_clip_coefficient(s, norm, c):
+    """``f`` such that ``f x`` is ``s x`` clipped to L2 norm ``c``, given ``norm = ||x||``.
+
+    The per-sample gradient of a linear model is ``s (x, 1)`` (``s`` the loss's
+    derivative): clipping it to norm ``c`` scales ``s`` by
+    ``min(1, c / (|s| norm))``. Each entry of ``f x`` is then at most ``c`` in
+    absolute value, for every finite ``x`` and every ``s``:
+
+    * a gradient over the bound gets ``+-c / norm`` (0 when ``norm`` overflowed
+      to ``inf``), also when ``s`` is infinite;
+    * a gradient of NaN norm (a NaN ``s``, or an infinite ``s`` on a row of
+      zeros) contributes nothing: ``f = 0``.
+
+    Parameters
+    ----------
+    s : float
+        Derivative of the loss at the record's margin.
+    norm : float
+        L2 norm of the record's feature vector (with the intercept's 1 when fitted).
+    c : float
+        Non-negative bound (``inf`` for none).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> float(l2_clip_coefficient(-3.0, 2.0, 1.0)), float(l2_clip_coefficient(0.25, 2.0, 1.0))
+    (-0.5, 0.25)
+    >>> float(l2_clip_coefficient(float("inf"), 4.0, 1.0))
+    0.25
+    >>> float(l2_clip_coefficient(float("nan"), 4.0, 1.0))
+    0.0
+    """
+    g = abs(s) * norm
+    # The clipped value is +-c / norm: with reassociation allowed, s * (c / g) may
+    # become (s * c) / g and underflow. The first test is false for a zero gradient
+    # (c >= 0), for c = inf and for NaN; the second only for NaN.
+    if g > c:
+        # on a subnormal row c / norm may overflow; the largest double still keeps
+        # every entry of f x under c, since |x_j| <= norm
+        f = c / norm
+        f = f if f <= _LARGEST else _LARGEST
+        return f if s > 0.0 else -f
+    return s if g == g else 0.0
 
 
 @kernel

@@ -17,7 +17,9 @@ score by at most ``2 C / (n sqrt(tr M))`` (the clipped partial derivative
 A coordinate with ``M_j = 0`` (a column of zeros) scores 0. After a step on
 coordinate ``j`` only the margins of the rows where column ``j`` is non-zero
 change, so on sparse data the clipped gradient is patched from those rows
-(CSR) instead of recomputed.
+(CSR) instead of recomputed. Every patched term is clipped by
+:func:`~dpglm._kernels.elementwise.clip_value`, so it stays in ``[-c_k, c_k]``
+(0 for NaN) when an extreme record's margin overflows.
 """
 
 from __future__ import annotations

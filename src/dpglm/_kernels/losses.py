@@ -131,7 +131,8 @@ def derivative_value(code, param, z, y):
     -------
     float
         The derivative (the subgradient of ``Datafit.derivative`` at kinks);
-        NaN for an unknown code.
+        NaN for an unknown code. Huber's is ``clip_value(z - y, delta)``, 0 for a
+        NaN margin.
 
     Examples
     --------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglm._kernels.elementwise import clip_value
+from dpglm._kernels.elementwise import clip_value, l2_clip_coefficient
 from dpglm._kernels.jit import kernel
 
 
@@ -168,13 +168,7 @@ def clipped_row_gradient_sum_csr(data, indices, indptr, rows, s, row_norms, C, o
     total = 0.0
     for k in range(rows.shape[0]):
         i = rows[k]
-        sk = s[k]
-        coef = sk
-        # The test is false for a zero gradient (C >= 0) and for C = inf. The
-        # clipped coefficient s C / (|s| norm) is computed as +-C / norm: with
-        # reassociation allowed, s * (C / g) may become (s * C) / g and underflow.
-        if abs(sk) * row_norms[i] > C:
-            coef = C / row_norms[i] if sk > 0.0 else -C / row_norms[i]
+        coef = l2_clip_coefficient(s[k], row_norms[i], C)
         total += coef
         for kk in range(np.uintp(indptr[i]), np.uintp(indptr[i + 1])):
             out[np.uintp(indices[kk])] += coef * data[kk]

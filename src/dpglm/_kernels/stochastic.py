@@ -8,7 +8,9 @@ next ``counts[t]`` entries of ``rows``) and does
 
 * ``s_i = l'(x_i . w + b, y_i)`` for ``i`` in ``B_t``, at the step's starting
   point, and ``f_i = min(1, C / (|s_i| row_norms[i]))`` (1 for a zero
-  gradient), which clips the per-sample gradient ``s_i (x_i, 1)`` to L2 norm ``C``;
+  gradient), which clips the per-sample gradient ``s_i (x_i, 1)`` to L2 norm ``C``
+  (:func:`~dpglm._kernels.elementwise.l2_clip_coefficient`: also when an extreme
+  record's margin overflowed, a NaN gradient contributing nothing);
 * ``g = (sum_i f_i s_i (x_i, 1) + sigma * noise[t]) * inv_b``;
 * ``theta_j <- min(max(soft_threshold(theta_j - step g_j, step l1_j)
   / (1 + step l2_j), lo_j), hi_j)`` for every coordinate ``j`` (the prox of
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglm._kernels.elementwise import prox_elastic_net_box
+from dpglm._kernels.elementwise import l2_clip_coefficient, prox_elastic_net_box
 from dpglm._kernels.jit import kernel, prefetch
 from dpglm._kernels.losses import derivative_value
 
@@ -87,16 +89,6 @@ def _prox_update(theta, grad, noise_t, sigma, step, inv_b, l1, l2, lo, hi):
     for j in range(theta.shape[0]):
         g = (grad[j] + sigma * noise_t[j]) * inv_b
         theta[j] = prox_elastic_net_box(theta[j] - step * g, step, l1[j], l2[j], lo[j], hi[j])
-
-
-@kernel
-def _clip_coefficient(s, norm, clip):
-    # s * min(1, C / (|s| norm)). The test is false for a zero gradient (C >= 0) and
-    # for C = inf. The clipped value is +-C / norm: with reassociation allowed,
-    # s * (C / g) may become (s * C) / g and underflow.
-    if abs(s) * norm > clip:
-        return clip / norm if s > 0.0 else -clip / norm
-    return s
 
 
 @kernel
@@ -185,10 +177,10 @@ def sgd_steps_dense(
                 z1 += r1[j] * tj
                 z2 += r2[j] * tj
                 z3 += r3[j] * tj
-            c0 = _clip_coefficient(derivative_value(code, param, z0, y[i0]), row_norms[i0], clip)
-            c1 = _clip_coefficient(derivative_value(code, param, z1, y[i1]), row_norms[i1], clip)
-            c2 = _clip_coefficient(derivative_value(code, param, z2, y[i2]), row_norms[i2], clip)
-            c3 = _clip_coefficient(derivative_value(code, param, z3, y[i3]), row_norms[i3], clip)
+            c0 = l2_clip_coefficient(derivative_value(code, param, z0, y[i0]), row_norms[i0], clip)
+            c1 = l2_clip_coefficient(derivative_value(code, param, z1, y[i1]), row_norms[i1], clip)
+            c2 = l2_clip_coefficient(derivative_value(code, param, z2, y[i2]), row_norms[i2], clip)
+            c3 = l2_clip_coefficient(derivative_value(code, param, z3, y[i3]), row_norms[i3], clip)
             total += (c0 + c1) + (c2 + c3)
             for j in range(p):
                 grad[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j])
@@ -198,7 +190,7 @@ def sgd_steps_dense(
             z = intercept
             for j in range(p):
                 z += row[j] * theta[j]
-            coef = _clip_coefficient(derivative_value(code, param, z, y[i]), row_norms[i], clip)
+            coef = l2_clip_coefficient(derivative_value(code, param, z, y[i]), row_norms[i], clip)
             total += coef
             for j in range(p):
                 grad[j] += coef * row[j]
@@ -249,7 +241,7 @@ def sgd_steps_csr(
             z = intercept
             for kk in range(lo_k, hi_k):
                 z += data[kk] * theta[np.uintp(indices[kk])]
-            coef = _clip_coefficient(derivative_value(code, param, z, y[i]), row_norms[i], clip)
+            coef = l2_clip_coefficient(derivative_value(code, param, z, y[i]), row_norms[i], clip)
             total += coef
             for kk in range(lo_k, hi_k):
                 grad[np.uintp(indices[kk])] += coef * data[kk]

@@ -143,6 +143,41 @@ def solver_list(text):
     return list(dict.fromkeys(values))
 
 
+def class_labels(text):
+    """The two public class labels, comma-separated, typed as a file's labels are read.
+
+    The labels are integers if both are, else floats if both are numbers,
+    else text: the rule by which the readers type a classification target,
+    so that ``0,1`` matches a column of integers and ``no,yes`` one of text.
+
+    Examples
+    --------
+    >>> class_labels("no,yes"), class_labels("1, 0"), class_labels("0.5,1")
+    (['no', 'yes'], [1, 0], [0.5, 1.0])
+    >>> class_labels("a,b,c")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected two distinct comma-separated labels (binary classification), got 'a,b,c'
+    """  # noqa: E501
+    import numpy as np
+
+    from dpglm.data.columns import parse_text_labels
+    from dpglm.data.locations import plain_row
+
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise argparse.ArgumentTypeError(
+            f"expected two distinct comma-separated labels (binary classification), got {text!r}"
+        )
+    try:
+        labels = parse_text_labels(np.array(parts), column="--classes", describe_row=plain_row)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if labels[0] == labels[1]:
+        raise argparse.ArgumentTypeError(f"the two labels are the same number, got {text!r}")
+    return labels.tolist()
+
+
 def feature_bounds(text):
     """One public bound on ``|X_ij|`` for every feature, or one per feature (comma-separated).
 

@@ -31,7 +31,7 @@ def cmd_fit(args):
 
     output = check_output(args.output)
     task = model_task(args.model)
-    data = load(args.data, target=args.target, task=task)
+    data = load(args.data, target=args.target, task=task, classes=args.classes)
     bounds = check_feature_bounds(args.feature_bounds, data.n_features, repr(args.data))
     budget = open_budget(args.budget, args.dataset) if args.budget else None
     model = make_estimator(args, budget=budget, feature_bounds=bounds)

@@ -80,7 +80,11 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
     budget : dpglm.privacy.budget.PrivacyBudget, optional
         The budget the fit is charged to.
     feature_bounds : float or list of float, optional
-        Public bounds on ``|X_ij|``, checked against the data.
+        Public bounds on ``|X_ij|`` (one for all features, or one per feature,
+        as :func:`check_feature_bounds` matched them to the number of
+        features). They are an assumption of the guarantee, taken as given:
+        comparing them with the data's values would read the data without
+        privacy.
 
     Returns
     -------
@@ -111,6 +115,7 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
     }
     if args.model in ("logistic", "svm"):
         params["penalty"] = args.penalty or "l2"
+        params["classes"] = getattr(args, "classes", None)
     if args.alpha is not None:
         params["alpha"] = args.alpha
     if args.l1_ratio is not None:

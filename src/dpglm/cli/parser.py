@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from dpglm.cli.argument_types import (
+    class_labels,
     delta_value,
     epsilon_list,
     epsilon_value,
@@ -106,6 +107,8 @@ def check_usage(parser, args) -> None:
                 f"--penalty applies to --model logistic and svm; {args.model} has its own "
                 "penalty (ridge: l2, lasso: l1, elasticnet: both, linear: none)"
             )
+        if getattr(args, "classes", None) is not None and args.model not in ("logistic", "svm"):
+            command.error("--classes applies to --model logistic and svm (classifiers)")
         if args.alpha is not None and args.model == "linear":
             command.error("--alpha does not apply to --model linear (no penalty)")
         if args.l1_ratio is not None and not (
@@ -161,13 +164,14 @@ def _add_fit(commands):
         formatter_class=_Formatter,
         help="fit a private model on a data file and save it as JSON",
         description="Fit a private model on DATA (CSV, CSV.gz, LIBSVM or Parquet) and write "
-        "it as JSON. Classification models (logistic, svm) need a target with two labels.",
+        "it as JSON. Classification models (logistic, svm) need a target with two labels, "
+        "or one of the two given with --classes.",
     )
     fit.add_argument("data", metavar="DATA", help="the training data")
     fit.add_argument(
         "-o", "--output", required=True, metavar="MODEL.json", help="where to write the model"
     )
-    _, solver = _add_model_options(fit)
+    _, solver = _add_model_options(fit, classes=True)
     solver.add_argument("--solver", choices=("auto", *SOLVERS), default="auto")
     ledger = fit.add_argument_group("budget ledger")
     ledger.add_argument(
@@ -292,7 +296,7 @@ def _add_budget(commands):
     show.add_argument("--dataset", metavar="NAME")
 
 
-def _add_model_options(parser, *, epsilon=True):
+def _add_model_options(parser, *, epsilon=True, classes=False):
     """The options of the model, its privacy and its solver (``fit`` and ``compare``)."""
     model = parser.add_argument_group("model")
     model.add_argument(
@@ -317,6 +321,15 @@ def _add_model_options(parser, *, epsilon=True):
         metavar="R",
         help="elastic-net mixing (model elasticnet or --penalty elasticnet)",
     )
+    if classes:
+        model.add_argument(
+            "--classes",
+            type=class_labels,
+            metavar="A,B",
+            help="the two class labels of logistic and svm, public (fixed without the data): "
+            "the target may lack one; default: read from the data, which releases them "
+            "without privacy",
+        )
     privacy = parser.add_argument_group("privacy")
     if epsilon:
         privacy.add_argument(

@@ -16,6 +16,19 @@ from dpglm.data.locations import RowNamer, plain_row, preview, show_value
 from dpglm.exceptions import TargetError
 
 
+def _distinct_labels(values: np.ndarray, name: str, error: type) -> np.ndarray:
+    """The sorted distinct labels of ``values``, or ``error`` saying why they are not labels."""
+    if values.dtype.kind == "c":
+        raise error(f"{name} holds complex numbers, which cannot be class labels")
+    try:
+        return np.unique(values)
+    except TypeError as err:
+        raise error(
+            f"{name} mixes label types that cannot be sorted together ({err}); "
+            "use labels of one type"
+        ) from err
+
+
 class BinaryLabels:
     """Two class labels, encoded as -1 (the first) and +1 (the second).
 
@@ -98,15 +111,7 @@ class BinaryLabels:
         if values.ndim != 1:
             raise TargetError(f"{name} must be 1-D, got shape {values.shape}")
         _check_present(values, name=name, describe_row=describe_row, missing=missing)
-        if values.dtype.kind == "c":
-            raise TargetError(f"{name} holds complex numbers, which cannot be class labels")
-        try:
-            classes = np.unique(values)
-        except TypeError as err:
-            raise TargetError(
-                f"{name} mixes label types that cannot be sorted together ({err}); "
-                "use labels of one type"
-            ) from err
+        classes = _distinct_labels(values, name, TargetError)
         if len(classes) != 2:
             raise TargetError(
                 f"classification needs exactly two distinct labels in the {name}, "
@@ -114,20 +119,88 @@ class BinaryLabels:
             )
         return cls(classes)
 
+    @classmethod
+    def from_classes(cls, classes: Any, *, name: str = "classes") -> BinaryLabels:
+        """The public label set given by the user, in sorted order.
+
+        Unlike :meth:`from_values`, nothing is read from the data: the data
+        must hold only these labels, and may lack one of them.
+
+        Parameters
+        ----------
+        classes : array-like of length 2
+            Two distinct labels, in any order.
+        name : str
+            How messages name the label set.
+
+        Raises
+        ------
+        ValueError
+            ``classes`` is not a 1-D list of two distinct, present, sortable
+            labels.
+
+        Examples
+        --------
+        >>> BinaryLabels.from_classes(["yes", "no"]).classes
+        array(['no', 'yes'], dtype='<U3')
+        >>> BinaryLabels.from_classes([0, 1, 2])
+        Traceback (most recent call last):
+        ...
+        ValueError: classes must hold exactly two distinct labels (binary classification), got [0, 1, 2]
+        """  # noqa: E501
+        if isinstance(classes, str | bytes):
+            raise ValueError(f"{name} must be a list of two labels, got the string {classes!r}")
+        try:
+            values = np.asarray(classes)
+        except ValueError as err:
+            raise ValueError(f"{name} must be a 1-D list of two labels ({err})") from err
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D list of two labels, got shape {values.shape}")
+        for i, value in enumerate(values):
+            if is_missing_scalar(value) or (
+                isinstance(value, float | np.floating) and np.isinf(value)
+            ):
+                raise ValueError(f"{name} has {show_value(value)} at position {i}, not a label")
+        unique = _distinct_labels(values, name, ValueError)
+        if len(values) != 2 or len(unique) != 2:
+            raise ValueError(
+                f"{name} must hold exactly two distinct labels (binary classification), got "
+                f"{preview(values)}"
+            )
+        return cls(unique)
+
     @property
     def classes(self) -> np.ndarray:
         """The two original labels; ``classes[0]`` is -1 and ``classes[1]`` is +1."""
         return self._classes
 
     def encode(
-        self, values: Any, *, name: str = "target", describe_row: RowNamer = plain_row
+        self,
+        values: Any,
+        *,
+        name: str = "target",
+        describe_row: RowNamer = plain_row,
+        missing: np.ndarray | None = None,
     ) -> np.ndarray:
         """Map labels to -1.0 / +1.0.
+
+        Parameters
+        ----------
+        values : array-like of shape (n_samples,)
+        name : str
+            How messages name the labels.
+        describe_row : callable
+            Row namer used in messages.
+        missing : ndarray of bool, optional
+            Cells known to be missing (pandas NA, Parquet null).
 
         Raises
         ------
         TargetError
-            A value is neither of the two classes; the message names its row.
+            A value is neither of the two classes; the message names its
+            first row.
+        NonFiniteValueError
+            That first value is missing, NaN or infinite.
 
         Examples
         --------
@@ -141,6 +214,13 @@ class BinaryLabels:
         known = positive | _equals(values, self._classes[0])
         if not known.all():
             i = int(np.argmin(known))
+            # a missing value is named as such (the check raises for row i, or passes)
+            _check_present(
+                values[i : i + 1],
+                name=name,
+                describe_row=lambda _: describe_row(i),
+                missing=None if missing is None else np.asarray(missing)[i : i + 1],
+            )
             raise TargetError(
                 f"{name} has label {show_value(values[i])} at {describe_row(i)}, which is "
                 f"neither of the two classes {preview(self._classes)}"

@@ -38,6 +38,7 @@ def load(
     task: str = "regression",
     n_features: int | None = None,
     zero_based: bool | str = "auto",
+    classes: Any = None,
 ) -> Dataset:
     """Read and validate a dataset from a file, an array or a data frame.
 
@@ -70,6 +71,12 @@ def load(
     zero_based : {"auto", True, False}
         Whether LIBSVM feature indices start at 0; ``"auto"`` reads the file
         as 1-based unless some index is 0.
+    classes : array-like of two labels, optional
+        Classification: the public label set, fixed without the data. The
+        target must hold only these labels (compared as the target is read:
+        a file's labels are integers, floats or text, see the Notes), and may
+        lack one of them; ``Dataset.classes`` is this set, sorted. None: the
+        two labels are read from the target.
 
     Returns
     -------
@@ -97,7 +104,8 @@ def load(
     TargetError
         No target (unknown ``target=`` column, or ``y`` missing for an
         array); a non-numeric regression target; or a classification target
-        without exactly two distinct labels.
+        without exactly two distinct labels, or, with ``classes``, with a
+        label outside them (the message names its row).
     EmptyDataError
         No rows, or no feature columns.
     ShapeMismatchError
@@ -169,6 +177,7 @@ def load(
         name=table.target_name,
         describe_row=table.describe_row,
         missing=table.y_missing,
+        classes=classes,
     )
     return Dataset(
         table.X,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpglm.data.columns import TARGET, to_float_column
@@ -52,6 +54,7 @@ def make_target(
     name: str | None = None,
     describe_row: RowNamer = plain_row,
     missing: np.ndarray | None = None,
+    classes: Any = None,
 ) -> tuple[np.ndarray, BinaryLabels | None]:
     """Validate a target column and encode it for ``task``.
 
@@ -67,6 +70,10 @@ def make_target(
         Row namer used in messages.
     missing : ndarray of bool, optional
         Cells known to be missing (pandas NA, Parquet null).
+    classes : array-like of two labels, optional
+        Classification: the public label set (see
+        :meth:`BinaryLabels.from_classes`); the target must hold only these
+        labels and may lack one. None: the two labels are read from the target.
 
     Returns
     -------
@@ -81,10 +88,18 @@ def make_target(
     >>> y, labels = make_target(np.array(["no", "yes", "no"]), "classification")
     >>> y, labels
     (array([-1.,  1., -1.]), BinaryLabels(['no', 'yes']))
+    >>> make_target(np.array([1, 1]), "classification", classes=[1, 0])
+    (array([1., 1.]), BinaryLabels([0, 1]))
     """
     check_task(task)
     check_target_shape(values)
     label = target_column(name)
+    if classes is not None:
+        if task == "regression":
+            raise ValueError("classes applies to classification, not to regression")
+        labels = BinaryLabels.from_classes(classes)
+        y = labels.encode(values, name=label, describe_row=describe_row, missing=missing)
+        return y, labels
     if task == "regression":
         y = to_float_column(
             values, column=label, describe_row=describe_row, missing=missing, role=TARGET

@@ -123,8 +123,8 @@ True
 
 from __future__ import annotations
 
+import copy
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -133,8 +133,9 @@ from dpglm import _kernels
 from dpglm._kernels.stochastic import _prox_update
 from dpglm.datafits import get_datafit
 from dpglm.distributed.sharded import ShardedRows, chunk_op
-from dpglm.exceptions import PrivacyLeakWarning, TargetError
+from dpglm.exceptions import TargetError
 from dpglm.penalties import NoPenalty, get_penalty
+from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.problem import Problem, column_mean_squares
 from dpglm.solvers.dp_agd import _Objective, candidate_losses, clipped_gradient_sum, row_norms
 from dpglm.solvers.dp_fw import _Blocks
@@ -264,7 +265,8 @@ def _sgd_batch(chunk, config, theta, clip, rows):
     if norms is None:
         norms = chunk.state["norms"] = sample_norms(X, prob.fit_intercept)
     coef, intercept = prob.split(theta)
-    z = np.asarray(X[rows] @ coef).ravel() + intercept
+    with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed terms
+        z = np.asarray(X[rows] @ coef).ravel() + intercept
     s = np.empty(rows.size)
     _kernels.derivatives(prob.datafit.code, prob.datafit.param, z, prob.y[rows], s)
     out = np.empty(prob.n_features)
@@ -439,6 +441,8 @@ class ShardedProblem(Problem):
     """
 
     sharded = True
+    #: bounds the chunks clip their entries to (see :meth:`clipped_to`)
+    feature_bounds = None
 
     def __init__(self, shards: ShardedRows, datafit, penalty=None, fit_intercept: bool = False):
         if not isinstance(shards, ShardedRows):
@@ -460,9 +464,37 @@ class ShardedProblem(Problem):
                     )
 
     def _sum(self, op, layout, args=(), **kwargs):
-        """The sum over chunks of ``op(chunk, config, *args)`` (``config``: datafit and layout)."""
-        config = (self.datafit, self.fit_intercept, layout)
+        """The sum over chunks of ``op(chunk, config, *args)`` (``config``: datafit, layout
+        and feature bounds, the arguments of :meth:`Chunk.problem
+        <dpglm.distributed.sharded.Chunk.problem>`)."""
+        config = (self.datafit, self.fit_intercept, layout, self.feature_bounds)
         return self.shards.sum(op, (config, *args), **kwargs)
+
+    def clipped_to(self, feature_bounds):
+        """The problem whose chunks clip every entry of column ``j`` to ``[-B_j, B_j]``.
+
+        The chunks clip their own records (a per-record operation, on the
+        worker, before any kernel reads them; a copy only where some entry
+        lies outside), so a data-parallel fit with feature bounds trains on
+        what the in-memory fit with the same bounds does
+        (:meth:`Problem.clipped_to <dpglm.problem.Problem.clipped_to>`).
+
+        Examples
+        --------
+        >>> from dpglm.distributed import ShardedRows
+        >>> rows = ShardedRows.from_array(np.array([[1e308], [0.5]]), np.zeros(2), chunks=1)
+        >>> prob = ShardedProblem(rows, "squared").clipped_to(1.0)
+        >>> prob.gradient(np.ones(1))  # (1 * 1 + 0.5 * 0.5) / 2
+        array([0.625])
+        >>> rows.close()
+        """
+        bounds = np.asarray(feature_bounds, dtype=float)
+        bounds = np.broadcast_to(bounds, (self.n_features,)).copy()
+        if not (np.isfinite(bounds) & (bounds >= 0)).all():
+            raise ValueError(f"feature_bounds must be finite and >= 0, got {feature_bounds!r}")
+        problem = copy.copy(self)
+        problem.feature_bounds = bounds
+        return problem
 
     # -- no records here ------------------------------------------------------------------
 
@@ -561,11 +593,10 @@ class ShardedProblem(Problem):
         ceilings = None if spec.mode == "data" else spec.bounds**2
         means = self._sum(_column_square_sums, "columns", (ceilings,)) / self.n_samples
         if spec.mode == "data":
-            warnings.warn(
+            warn_privacy_leak(
                 "coordinate-wise smoothness constants M_j computed from the raw data without "
                 "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
                 "this leak",
-                PrivacyLeakWarning,
                 stacklevel=3,
             )
             squares = means

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 from dpglm import _kernels
 from dpglm._kernels.frank_wolfe import block_margins_dense, noisy_vertex
 from dpglm._kernels.jit import threads_for
+from dpglm.clipping import clip_features
 from dpglm.data.layout import as_layout
 from dpglm.datafits import get_datafit
 from dpglm.exceptions import DpglmError
@@ -301,13 +302,12 @@ class PartySetup:
 
 
 def _clip_entries(X, bounds):
-    """Every entry of column ``j`` clipped to ``[-b_j, b_j]``: a per-record operation."""
-    if sp.issparse(X):
-        X = X.copy()
-        per_entry = np.repeat(bounds, np.diff(X.indptr))
-        np.clip(X.data, -per_entry, per_entry, out=X.data)
-        return X
-    return np.asfortranarray(np.clip(X, -bounds, bounds))
+    """Every entry of column ``j`` clipped to ``[-b_j, b_j]``: a per-record operation.
+
+    ``X`` itself when every entry lies within its bound (a copy otherwise, in
+    the same layout): see :func:`dpglm.clipping.clip_features`.
+    """
+    return clip_features(X, bounds)
 
 
 class Party:

@@ -322,21 +322,29 @@ class Chunk:
             del X
         return _mapped(self._saved[layout], self.p)
 
-    def problem(self, datafit, fit_intercept: bool = False, layout: str | None = None):
+    def problem(
+        self, datafit, fit_intercept: bool = False, layout: str | None = None, feature_bounds=None
+    ):
         """The chunk as an in-memory :class:`~dpglm.problem.Problem` (no penalty).
 
         Operations compute on it with the in-memory code, so a chunk computes
-        exactly what a :class:`~dpglm.problem.Problem` of its rows would. A
-        resident chunk keeps the last one made; a spilled one makes it anew.
+        exactly what a :class:`~dpglm.problem.Problem` of its rows would. With
+        ``feature_bounds`` its entries are clipped to them
+        (:meth:`Problem.clipped_to <dpglm.problem.Problem.clipped_to>`, a copy
+        only when some entry lies outside). A resident chunk keeps the last one
+        made; a spilled one makes it anew.
         """
         from dpglm.problem import Problem
 
         layout = layout or self._layout
-        key = (datafit, bool(fit_intercept), layout)
+        bounds = None if feature_bounds is None else np.asarray(feature_bounds, dtype=float)
+        key = (datafit, bool(fit_intercept), layout, None if bounds is None else bounds.tobytes())
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
         X = self.features(layout)
         prob = self._guarded(Problem, X, self.y, datafit, fit_intercept=fit_intercept)
+        if bounds is not None:
+            prob = prob.clipped_to(bounds)
         if self.resident:
             self._cached = (key, prob)
         return prob

@@ -123,7 +123,7 @@ from dpglm.distributed.protocol import (
 )
 from dpglm.penalties import NoPenalty
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import NoiseSource
+from dpglm.privacy.mechanisms import NoiseSource, keyed_seed_sequence
 from dpglm.problem import Problem
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
@@ -239,11 +239,20 @@ def _check_share(value):
     return float(value)
 
 
-def _seeds(random_state, secure, n_parties, sketch_seed):
-    """One stream per party and the public seed of ``J``, all from the fit's seed.
+def _child(root, i):
+    """Child ``i`` of ``root``, as ``root.spawn`` makes it (without counting it as spawned)."""
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
+    )
 
-    The parties' streams are spawned children of one ``SeedSequence``, so that
-    a party draws the same numbers wherever it runs.
+
+def _seeds(random_state, secure, sketch_seed):
+    """The root of the parties' streams and the public seed of ``J``, from the fit's seed.
+
+    Returns ``(root, sketch_seed)``; ``root`` is None for the secure source.
+    ``J``'s seed is child 0 of the root: public, drawn before the charge (the
+    sensitivity is computed from ``J``) and not keyed to it; the parties get
+    the next children once the charge is known (:func:`_party_seeds`).
     """
     if isinstance(random_state, NoiseSource):
         secure = secure or random_state.secure
@@ -257,7 +266,7 @@ def _seeds(random_state, secure, n_parties, sketch_seed):
         if sketch_seed is None:
             # public, but unpredictable before the fit like the rest
             sketch_seed = int.from_bytes(os.urandom(16), "little")
-        return [None] * n_parties, sketch_seed
+        return None, sketch_seed
     if isinstance(random_state, np.random.Generator):
         root = np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())
     elif isinstance(random_state, np.random.SeedSequence):
@@ -272,11 +281,26 @@ def _seeds(random_state, secure, n_parties, sketch_seed):
             "random_state must be None, an int, a numpy SeedSequence, a numpy Generator or a "
             f"NoiseSource, got {type(random_state).__name__}"
         )
-    children = root.spawn(n_parties + 1)
     if sketch_seed is None:
-        state = children[0].generate_state(4, np.uint32)
+        state = _child(root, 0).generate_state(4, np.uint32)
         sketch_seed = int.from_bytes(state.astype("<u4").tobytes(), "little")
-    return children[1:], sketch_seed
+    return root, sketch_seed
+
+
+def _party_seeds(root, n_parties, key):
+    """One stream per party: children ``1..K`` of the root keyed to the budget charge.
+
+    The parties' streams are spawned children of one ``SeedSequence``, so that
+    a party draws the same numbers wherever it runs. ``key`` (the charge's
+    :attr:`~dpglm.privacy.budget.Charge.noise_key`, None without a charge)
+    makes two fits charged to one budget with the same seed draw different
+    noise; without it the streams are the seed's own.
+    """
+    if root is None:
+        return [None] * n_parties
+    if key is not None:
+        root = keyed_seed_sequence(root, key)
+    return [_child(root, k + 1) for k in range(n_parties)]
 
 
 def _check_sketch_seed(value):
@@ -332,7 +356,7 @@ def paper_sketch_multiplier(n_releases: int, epsilon: float, delta: float) -> fl
 
 
 def _spend(selection, sketch, *, epsilon, delta, accountant, share, budget, label, assumptions,
-           secure):  # fmt: skip
+           random_state, secure):  # fmt: skip
     """Calibrate the plan (paper's split or one accountant), charge it, report it."""
     n_releases = selection.count
     if accountant is not None or math.isinf(epsilon):
@@ -344,6 +368,7 @@ def _spend(selection, sketch, *, epsilon, delta, accountant, share, budget, labe
             budget=budget,
             label=label,
             assumptions=assumptions,
+            random_state=random_state,
             secure=secure,
         )
         return spent, {"mode": "accounted" if accountant is not None else "none"}
@@ -372,6 +397,7 @@ def _spend(selection, sketch, *, epsilon, delta, accountant, share, budget, labe
             f"indices by advanced composition, ({eps2:.6g}, {delta2:.3g}) to the sketched "
             "features by the paper's Gaussian scale; the report accounts the plan as run",
         ),
+        random_state=random_state,
         secure=secure,
     )
     calibration = {
@@ -466,7 +492,10 @@ def vertical_fw(
     budget : PrivacyBudget, optional
         Charged with the whole plan before any party starts.
     random_state : None, int, SeedSequence, Generator or NoiseSource
-        Seeds every party's stream (spawned) and the public seed of ``J``.
+        Seeds every party's stream (spawned, and keyed to the budget charge as
+        in :func:`~dpglm.solvers.spending.spend`) and the public seed of ``J``
+        (not keyed: ``J`` is public and drawn before the charge). A
+        NoiseSource gives four draws of its Generator as the seed.
     secure : bool, default=False
         Every party draws from its operating system's generator (no seed).
     sketch_seed : int, optional
@@ -529,7 +558,7 @@ def vertical_fw(
     if accountant is not None and not isinstance(accountant, str):
         raise TypeError(f"accountant must be a name or None, got {accountant!r}")
     engine = get_engine(engine)
-    seeds, sketch_seed = _seeds(random_state, secure, K, sketch_seed)
+    root, sketch_seed = _seeds(random_state, secure, sketch_seed)
     sketch = SketchSpec(n_samples=n, dim=sketch_dim, seed=sketch_seed)
     m = sketch.m
 
@@ -564,9 +593,12 @@ def vertical_fw(
             HYPERPARAMETER_ASSUMPTION,
             "radius, parties, tau and sketch_dim chosen independently of the data",
         ),
+        # the root, not random_state: a Generator has given its draws to the root already
+        random_state=None if random_state is None or root is None else root,
         secure=source_secure,
     )
-    # the budget is charged: only now do the parties read their data
+    # the budget is charged: only now do the parties read their data, with streams keyed to it
+    seeds = _party_seeds(root, K, None if spent.charge is None else spent.charge.noise_key)
     z_selection, z_sketch = (e.noise_multiplier for e in spent.plan.events)
     if private:
         selection_scale = z_selection * 2.0 * radii * clip / n

@@ -26,6 +26,7 @@ from dpglm.privacy.events import (
     SampledGaussianEvent,
     ZCDPEvent,
 )
+from dpglm.privacy.leaks import collect_privacy_warnings, warn_privacy_leak
 from dpglm.privacy.mechanisms import (
     NoiseSource,
     gaussian_mechanism,
@@ -34,7 +35,7 @@ from dpglm.privacy.mechanisms import (
     noisy_min,
     report_noisy_max,
 )
-from dpglm.privacy.report import MechanismRecord, PrivacyReport, collect_privacy_warnings
+from dpglm.privacy.report import MechanismRecord, PrivacyReport
 
 __all__ = [
     "ACCOUNTANTS",
@@ -63,4 +64,5 @@ __all__ = [
     "make_noise_source",
     "noisy_min",
     "report_noisy_max",
+    "warn_privacy_leak",
 ]

@@ -14,6 +14,12 @@ charges of a dataset in an SQLite ledger instead, so that separate processes
 transaction that re-reads the ledger, accounts, and writes, so concurrent
 charges can never overspend and a crash leaves all of a charge or none of it.
 
+Every charge has an identity within its budget, :attr:`Charge.index` (its
+position among the budget's charges) and, for a ledger, its dataset: the fit
+charged draws its noise from a stream keyed to it (:attr:`Charge.noise_key`,
+see :func:`~dpglm.solvers.spending.spend`), so two charges to one budget never
+share noise, even with the same ``random_state``.
+
 Examples
 --------
 >>> from dpglm.privacy.budget import PrivacyBudget
@@ -24,11 +30,14 @@ Examples
 >>> _ = budget.charge(plan, label="fit 2")
 >>> round(budget.spent(), 3), len(budget.charges)
 (1.544, 2)
+>>> [c.index for c in budget.charges]
+[0, 1]
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -73,6 +82,11 @@ _SCHEMA = (
 )
 
 
+#: first word of every charge's noise key, so that a keyed stream is never one that
+#: ``SeedSequence.spawn`` gives the same seed (spawn keys ``(0,)``, ``(1,)``, ...)
+_NOISE_KEY_TAG = 0x64706763  # "dpgc"
+
+
 @dataclass(frozen=True)
 class Charge:
     """One charged plan.
@@ -86,12 +100,46 @@ class Charge:
         The budget's spent epsilon once this charge was added.
     created : str
         UTC time of the charge, ISO 8601.
+    index : int
+        Position of the charge among its budget's charges (0-based; per dataset
+        in an SQLite ledger). Charges are serialised by the budget's lock or
+        the ledger's transaction and never removed, so no two charges of one
+        budget share an index, whichever process made them.
+    dataset : str or None
+        The dataset of a ledger budget, None in memory.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent, PrivacyPlan
+    >>> budget = PrivacyBudget(1.0, 1e-6)
+    >>> charge = budget.charge(PrivacyPlan([GaussianEvent(noise_multiplier=50.0)]))
+    >>> charge.index, charge.dataset, len(charge.noise_key)
+    (0, None, 8)
     """
 
     label: str
     plan: PrivacyPlan
     epsilon_after: float
     created: str
+    index: int
+    dataset: str | None
+
+    @property
+    def noise_key(self) -> tuple:
+        """Words that key the charged fit's noise stream: unique within one budget.
+
+        A tag, the kind of budget (in memory or ledger), the index (two 32-bit
+        words) and a digest of the dataset (four words, zero in memory): fixed
+        length, so that no two keys read as the same words. It holds nothing
+        secret; a stream keyed to it is as secret as the seed it is mixed with
+        (see :func:`~dpglm.privacy.mechanisms.keyed_seed_sequence`).
+        """
+        if self.dataset is None:
+            kind, digest = 0, bytes(16)
+        else:
+            kind, digest = 1, hashlib.sha256(self.dataset.encode("utf-8")).digest()[:16]
+        words = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
+        return (_NOISE_KEY_TAG, kind, self.index & 0xFFFFFFFF, self.index >> 32, *words)
 
 
 def _now() -> str:
@@ -259,9 +307,13 @@ class _SQLiteLedger:
             (self.dataset,),
         ).fetchall()
         try:
+            # a charge's index is its position: rows are only ever appended, one
+            # BEGIN IMMEDIATE transaction at a time, so it needs no column of its own
             return [
-                Charge(label, PrivacyPlan.from_dict(json.loads(plan)), eps, created)
-                for label, plan, eps, created in rows
+                Charge(
+                    label, PrivacyPlan.from_dict(json.loads(plan)), eps, created, i, self.dataset
+                )
+                for i, (label, plan, eps, created) in enumerate(rows)
             ]
         except (ValueError, KeyError, TypeError, PlanError) as err:
             raise LedgerError(f"the ledger {self.path} has an unreadable charge: {err}") from None
@@ -430,6 +482,7 @@ class PrivacyBudget:
         Returns
         -------
         Charge
+            The charge, with its :attr:`~Charge.index` in the budget.
 
         Raises
         ------
@@ -452,7 +505,9 @@ class PrivacyBudget:
                     f"(delta={self.delta:g}, {len(state.charges)} charges so far, "
                     f"{self._ledger.describe()}); nothing was charged"
                 )
-            charge = Charge(label, plan, after, _now())
+            # the transaction holds the lock (or the ledger's write lock): no other
+            # charge can take this index
+            charge = Charge(label, plan, after, _now(), len(state.charges), self.dataset)
             state.append(charge)
         return charge
 

@@ -2,7 +2,10 @@
 
 Every mechanism draws from a single :class:`NoiseSource`, made once per fit by
 :func:`make_noise_source`, so that one ``random_state`` reproduces a whole fit
-and a batch of independent runs is one call (any array shape).
+and a batch of independent runs is one call (any array shape). A fit charged
+to a budget keys its stream to the charge as well (``key``, see
+:func:`keyed_seed_sequence`): the same seed then gives independent noise to
+every charge of one budget, and the same noise again from a fresh budget.
 
 The privacy of each mechanism is that of the matching event of
 :mod:`dpglm.privacy.events`, whose noise multiplier is the noise scale divided
@@ -44,6 +47,7 @@ from dpglm.privacy.events import NOISY_MAX_NOISE
 __all__ = [
     "NoiseSource",
     "gaussian_mechanism",
+    "keyed_seed_sequence",
     "laplace_mechanism",
     "make_noise_source",
     "noisy_min",
@@ -259,7 +263,68 @@ class _SecureSource(NoiseSource):
                 return np.argsort(keys, kind="stable")
 
 
-def make_noise_source(random_state=None, *, secure: bool = False) -> NoiseSource:
+def _check_key(key) -> tuple:
+    key = tuple(key)
+    if not key or not all(
+        isinstance(w, numbers.Integral) and not isinstance(w, bool) and 0 <= w < 2**32 for w in key
+    ):
+        raise ValueError(f"key must be a non-empty sequence of 32-bit words, got {key!r}")
+    return tuple(int(w) for w in key)
+
+
+def keyed_seed_sequence(random_state, key) -> np.random.SeedSequence:
+    """The seed of a stream that depends on ``random_state`` and on ``key``.
+
+    ``key`` (e.g. :attr:`~dpglm.privacy.budget.Charge.noise_key`) is appended
+    to the spawn key of the seed's :class:`numpy.random.SeedSequence`: equal
+    seeds with different keys give independent streams, and neither meets the
+    unkeyed stream of the seed (whose spawn key is shorter).
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        ``None`` is fresh entropy from the operating system; an int or a
+        SeedSequence gives its entropy (a SeedSequence keeps its own spawn key,
+        then ``key``); a Generator gives four draws of its stream as entropy
+        (its state advances by them).
+    key : sequence of int
+        Words in ``[0, 2**32)``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Examples
+    --------
+    >>> a = np.random.default_rng(keyed_seed_sequence(0, [1])).standard_normal()
+    >>> b = np.random.default_rng(keyed_seed_sequence(0, [2])).standard_normal()
+    >>> c = np.random.default_rng(keyed_seed_sequence(0, [1])).standard_normal()
+    >>> a == c, a == b, a == np.random.default_rng(0).standard_normal()
+    (True, False, False)
+    """
+    key = _check_key(key)
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.SeedSequence(
+            random_state.entropy,
+            spawn_key=(*random_state.spawn_key, *key),
+            pool_size=random_state.pool_size,
+        )
+    if isinstance(random_state, np.random.Generator):
+        entropy = random_state.integers(0, 2**63, size=4).tolist()
+        return np.random.SeedSequence(entropy, spawn_key=key)
+    if random_state is None:
+        return np.random.SeedSequence(None, spawn_key=key)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"a seed must be a non-negative int, got {random_state!r}")
+        return np.random.SeedSequence(int(random_state), spawn_key=key)
+    raise TypeError(
+        "random_state must be None, an int, a numpy SeedSequence or a numpy Generator to be "
+        f"keyed, got {type(random_state).__name__}"
+    )
+
+
+def make_noise_source(random_state=None, *, secure: bool = False, key=None) -> NoiseSource:
     """The noise source of a fit.
 
     Parameters
@@ -277,6 +342,14 @@ def make_noise_source(random_state=None, *, secure: bool = False) -> NoiseSource
         refuses any ``random_state`` other than ``None`` (or a secure source).
         Its ``generator`` is ``None``, so solvers whose numba kernels draw from
         a Generator do not support secure mode and say so.
+    key : sequence of int, optional
+        Key of the fit's stream, e.g. the
+        :attr:`~dpglm.privacy.budget.Charge.noise_key` of its budget charge: an
+        int, a SeedSequence or a Generator then seeds the stream of
+        :func:`keyed_seed_sequence` instead (a Generator gives four draws to
+        it). ``None`` (and the secure source, and a NoiseSource, which are not
+        seeds) ignore it: a NoiseSource's stream is the caller's to keep apart
+        from other releases.
 
     Returns
     -------
@@ -306,6 +379,9 @@ def make_noise_source(random_state=None, *, secure: bool = False) -> NoiseSource
     >>> source = make_noise_source(secure=True)
     >>> source.secure, source.generator is None
     (True, True)
+    >>> c = make_noise_source(42, key=[7]).standard_normal(3)
+    >>> bool((a == c).any())
+    False
     """
     if isinstance(random_state, NoiseSource):
         if secure and not random_state.secure:
@@ -321,6 +397,8 @@ def make_noise_source(random_state=None, *, secure: bool = False) -> NoiseSource
                 f"or a Generator makes the noise predictable (got {random_state!r})"
             )
         return _SecureSource()
+    if key is not None and random_state is not None:
+        return _GeneratorSource(np.random.default_rng(keyed_seed_sequence(random_state, key)))
     if isinstance(random_state, np.random.Generator):
         return _GeneratorSource(random_state)
     if random_state is None or isinstance(random_state, np.random.SeedSequence):

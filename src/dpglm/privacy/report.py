@@ -28,15 +28,17 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import warnings
 from dataclasses import asdict, dataclass, field
 
-from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.privacy.accounting import account
 from dpglm.privacy.events import PrivacyPlan, RepeatAndSelectEvent, SampledGaussianEvent
+
+# re-exported: the fits record their leaks for the report with it
+from dpglm.privacy.leaks import collect_privacy_warnings
+
+__all__ = ["MechanismRecord", "PrivacyReport", "collect_privacy_warnings"]
 
 _RELATION_NAMES = {"replace_one": "replace-one", "add_remove": "add/remove"}
 
@@ -324,31 +326,3 @@ def _decode_mechanism(m):
         details["inner"] = [_decode_mechanism(inner) for inner in details["inner"]]
     m["details"] = details
     return m
-
-
-@contextlib.contextmanager
-def collect_privacy_warnings():
-    """Record the privacy-leak warnings raised inside the block, and still show them.
-
-    Yields a list that holds, after the block, the message of every
-    :class:`~dpglm.exceptions.PrivacyLeakWarning` raised in it; every warning
-    is re-issued so that the user sees it as usual.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     with collect_privacy_warnings() as leaks:
-    ...         warnings.warn("M_j from raw data", PrivacyLeakWarning)
-    >>> leaks
-    ['M_j from raw data']
-    """
-    leaks: list = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield leaks
-    for w in caught:
-        if issubclass(w.category, PrivacyLeakWarning):
-            leaks.append(str(w.message))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)

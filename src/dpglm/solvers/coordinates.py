@@ -122,7 +122,11 @@ def coordinate_arrays(smoothness, *, step: float, clip: float, penalty=None, n_f
     moving = M > 0
     steps = np.zeros(n_coords)
     steps[moving] = step / M[moving]
-    clips = np.full(n_coords, math.inf) if math.isinf(clip) else clip * np.sqrt(M / total)
+    # an extreme record may overflow M_j computed from the data (a leak mode): the
+    # infinite coordinates then share the clipping budget and, with step 0, never move
+    infinite = np.isinf(M)
+    share = infinite / np.count_nonzero(infinite) if math.isinf(total) else M / total
+    clips = np.full(n_coords, math.inf) if math.isinf(clip) else clip * np.sqrt(share)
     l1, l2 = np.zeros(n_coords), np.zeros(n_coords)
     lo, hi = np.full(n_coords, -math.inf), np.full(n_coords, math.inf)
     if penalty is not None:

@@ -84,9 +84,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpglm._kernels.full_gradient import clipped_candidate_losses
+from dpglm.clipping import l2_clip_coefficients, record_norms
 from dpglm.privacy.accounting import zcdp_rho
 from dpglm.privacy.events import (
     GaussianEvent,
@@ -95,7 +95,7 @@ from dpglm.privacy.events import (
     PrivacyPlan,
     ZCDPEvent,
 )
-from dpglm.privacy.mechanisms import gaussian_mechanism, make_noise_source, noisy_min
+from dpglm.privacy.mechanisms import gaussian_mechanism, noisy_min
 from dpglm.privacy.report import PrivacyReport
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
@@ -333,12 +333,7 @@ def row_norms(problem) -> np.ndarray:
     >>> row_norms(prob)
     array([5., 0.])
     """
-    X = problem.X
-    if sp.issparse(X):
-        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    else:
-        squares = np.einsum("ij,ij->i", X, X)
-    return np.sqrt(squares + float(problem.fit_intercept))
+    return record_norms(problem.X, problem.fit_intercept)
 
 
 def clipped_gradient_sum(problem, theta, clip: float, norms=None):
@@ -372,14 +367,14 @@ def clipped_gradient_sum(problem, theta, clip: float, norms=None):
     >>> total  # the first record's gradient (-3, -4) is scaled to norm 1
     array([-0.6, -0.8])
     """
-    z = problem.margins(theta)
-    s = problem.datafit.derivative(z, problem.y)
+    # an extreme record's margin and derivative may overflow: clipping bounds them below
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = problem.margins(theta)
+        s = problem.datafit.derivative(z, problem.y)
     if math.isfinite(clip):
         norms = row_norms(problem) if norms is None else norms
         # |l'(z_i)| times the row norm is the per-sample gradient's norm
-        grad_norms = np.abs(s) * norms
-        factor = np.divide(clip, grad_norms, out=np.ones_like(s), where=grad_norms > 0)
-        s = s * np.minimum(factor, 1.0)
+        s = l2_clip_coefficients(s, norms, clip)
     total = np.asarray(problem.X.T @ s).ravel()
     if problem.fit_intercept:
         total = np.append(total, s.sum())
@@ -408,7 +403,8 @@ def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarra
     >>> candidate_losses(prob, np.zeros(2), np.array([1.0]), np.array([0.0, 1.0]), 1.0)
     array([0. , 1.5])
     """
-    u = problem.margins(direction)
+    with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed losses
+        u = problem.margins(direction)
     out = np.empty(steps.shape[0])
     clipped_candidate_losses(
         problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
@@ -721,7 +717,8 @@ def dp_agd(
     accountant : {"auto", "zcdp", "zcdp-bun-steinke"}, default="auto"
         Conversion of ``rho`` to ``(epsilon, delta)``, see :func:`zcdp_budget`.
     random_state : None, int, Generator or NoiseSource
-        All randomness comes from it.
+        All randomness comes from it, mixed with the budget charge (see
+        :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -759,7 +756,6 @@ def dp_agd(
     )
     _check_accountant(accountant)
     l2 = _smooth_penalty(problem)
-    source = make_noise_source(random_state, secure=secure)
 
     assumptions = (
         *neighbouring_assumptions(NEIGHBOURING),
@@ -784,8 +780,10 @@ def dp_agd(
         budget=budget,
         label=label,
         assumptions=assumptions,
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
 
     # the data side: in memory, or on a sharded problem's row chunks
     if problem.sharded:
@@ -800,7 +798,9 @@ def dp_agd(
     theta, history, records = _Descent(objective, schedule, source, settings).run()
     report = spent.report
     if private:
-        report = _run_report(schedule.ledger.plan(), delta, name, assumptions, source.secure)
+        report = _run_report(
+            schedule.ledger.plan(), delta, name, spent.report.assumptions, source.secure
+        )
     return FitResult.from_theta(
         problem,
         theta,

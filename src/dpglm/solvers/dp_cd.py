@@ -47,7 +47,6 @@ import scipy.sparse as sp
 
 from dpglm import _kernels
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import collect_privacy_warnings
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
@@ -122,7 +121,9 @@ def average_iterates(start: np.ndarray, order: np.ndarray, trace: np.ndarray) ->
 
 def _margins(problem, theta):
     coef, intercept = problem.split(theta)
-    return np.asarray(problem.X @ coef, dtype=float).ravel() + intercept
+    # an extreme record's margin may overflow: the kernels clip its terms
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(problem.X @ coef, dtype=float).ravel() + intercept
 
 
 def dp_cd(
@@ -166,14 +167,17 @@ def dp_cd(
     smoothness : {"auto", "bounds", "private", "data"}, default="auto"
         Source of ``M_j``, see :mod:`dpglm.solvers.smoothness`.
     feature_bounds : float or array_like of shape (n_features,), optional
-        Public bounds on ``|X_ij|``.
+        Public bounds ``B_j`` on ``|X_ij|``; every entry is clipped to
+        ``[-B_j, B_j]`` (per record) before training.
     smoothness_share : float, default=0.1
         Share of ``(epsilon, delta)`` for the private estimate of ``M_j``.
     budget : PrivacyBudget, optional
         Charged before the data is read for training.
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
-        All randomness (coordinates and noise) comes from it.
+        All randomness (coordinates and noise) comes from it, mixed with the
+        budget charge (see :func:`~dpglm.solvers.spending.spend`). A fixed
+        seed reproduces the fit; keep it secret if the fit is published.
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -202,6 +206,8 @@ def dp_cd(
         share=smoothness_share,
         neighbouring=NEIGHBOURING,
     )
+    # with public bounds, every entry is clipped to them before any kernel reads it
+    problem = spec.bounded(problem)
     training = GaussianEvent(
         noise_multiplier=1.0,
         count=T * K,
@@ -209,9 +215,9 @@ def dp_cd(
         label="clipped partial derivative (Gaussian; sensitivity 2 C_j / n, shown for C)",
     )
     template = spec.plan + PrivacyPlan((training,), NEIGHBOURING)
-    source = make_noise_source(random_state, secure=secure)
+    # public bounds or leaked data: no draw, so nothing random happens before the charge
     with collect_privacy_warnings() as leaks:
-        M = None if spec.mode == "private" else spec.estimate(problem, source=source)
+        M = None if spec.mode == "private" else spec.estimate(problem, source=None)
     spent = spend(
         template,
         epsilon=epsilon,
@@ -226,8 +232,10 @@ def dp_cd(
             HYPERPARAMETER_ASSUMPTION,
         ),
         warnings=leaks,
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     if M is None:
         M = spec.estimate(problem, source=source)
     arrays = coordinate_arrays(

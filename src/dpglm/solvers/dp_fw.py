@@ -96,7 +96,6 @@ from dpglm._kernels.jit import threads_for
 from dpglm.data.layout import as_layout
 from dpglm.penalties import L1Ball, NoPenalty
 from dpglm.privacy.events import NoisyMaxEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
@@ -404,7 +403,7 @@ class _Domain:
         return labels
 
 
-def _spend(problem, domain, *, solver, n_iter, clip, noise, private, source, **target):
+def _spend(problem, domain, *, solver, n_iter, clip, noise, private, **target):
     """Plan the fit's selections, calibrate and charge them."""
     n = problem.n_samples
     sensitivity = 2.0 * float(domain.radii.max()) * clip / n if private else None
@@ -417,7 +416,6 @@ def _spend(problem, domain, *, solver, n_iter, clip, noise, private, source, **t
             HYPERPARAMETER_ASSUMPTION,
             "radius, blocks and sampling chosen independently of the data",
         ),
-        secure=source.secure,
         **target,
     )
 
@@ -437,11 +435,12 @@ def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accoun
     private = not math.isinf(epsilon)
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    source = make_noise_source(random_state, secure=secure)
     spent = _spend(
         problem, domain, solver=solver, n_iter=n_iter, clip=clip, noise=noise, private=private,
-        source=source, epsilon=epsilon, delta=delta, accountant=accountant, budget=budget,
+        epsilon=epsilon, delta=delta, accountant=accountant, budget=budget,
+        random_state=random_state, secure=secure,
     )  # fmt: skip
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     # the budget is charged: only now is the data read for training
     if private:
         multiplier = spent.plan.events[0].noise_multiplier
@@ -515,6 +514,8 @@ def dp_fw(
         calibration; ``"basic"`` at ``delta = 0``) and ``"auto"`` with Gumbel
         noise.
     random_state : None, int, Generator or NoiseSource
+        All randomness comes from it, mixed with the budget charge (see
+        :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
 
     Returns

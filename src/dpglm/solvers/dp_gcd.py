@@ -76,8 +76,8 @@ import scipy.sparse as sp
 from dpglm import _kernels
 from dpglm._kernels.greedy import GS_Q, GS_R, GS_S, greedy_select, patch_clipped_gradient
 from dpglm._kernels.jit import threads_for
+from dpglm.clipping import clip_terms
 from dpglm.privacy.events import GaussianEvent, LaplaceEvent, NoisyMaxEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import collect_privacy_warnings
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
@@ -176,7 +176,7 @@ class _ClippedGradient:
             _kernels.clipped_gradient_dense(prob.X, self.s, self.clip[: self.p], head)
         if prob.fit_intercept:
             c = self.clip[self.p]
-            self.G[self.p] = np.mean(np.clip(self.s, -c, c))
+            self.G[self.p] = np.mean(clip_terms(self.s, c))
         self.work = 0
 
     def move(self, j: int, d: float):
@@ -243,12 +243,16 @@ def dp_gcd(
     selection_share : float in (0, 1), default=0.5
         Selection's share of each step's budget.
     smoothness, feature_bounds, smoothness_share
-        Source of ``M_j``, see :mod:`dpglm.solvers.smoothness`.
+        Source of ``M_j``, see :mod:`dpglm.solvers.smoothness`; with
+        ``feature_bounds`` every entry is clipped to ``[-B_j, B_j]`` (per
+        record) before training.
     budget : PrivacyBudget, optional
     accountant : str, optional
         Defaults to ``"advanced"`` in paper mode (the paper's calibration)
         and ``"auto"`` otherwise.
     random_state : None, int, Generator or NoiseSource
+        All randomness comes from it, mixed with the budget charge (see
+        :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
 
     Returns
@@ -281,15 +285,17 @@ def dp_gcd(
         share=smoothness_share,
         neighbouring=NEIGHBOURING,
     )
-    source = make_noise_source(random_state, secure=secure)
+    # with public bounds, every entry is clipped to them before any kernel reads it
+    problem = spec.bounded(problem)
     # M_j from the data here, or from column sums where a sharded problem's rows live
     # (a partial adds no frame: a leak warning still points at the caller of dp_gcd)
     if problem.sharded:
         estimate = functools.partial(problem.smoothness, spec)
     else:
         estimate = functools.partial(spec.estimate, problem)
+    # public bounds or leaked data: no draw, so nothing random happens before the charge
     with collect_privacy_warnings() as leaks:
-        M = None if spec.mode == "private" else estimate(source=source)
+        M = None if spec.mode == "private" else estimate(source=None)
     # sensitivities for the report, when tr M is known before the fit (public or leaked)
     delta_score = delta_grad = None
     if private and M is not None:
@@ -309,8 +315,10 @@ def dp_gcd(
             HYPERPARAMETER_ASSUMPTION,
         ),
         warnings=leaks,
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     if M is None:
         M = estimate(source=source)
     arrays = coordinate_arrays(

@@ -61,7 +61,7 @@ import math
 import numpy as np
 
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import gaussian_mechanism, make_noise_source
+from dpglm.privacy.mechanisms import gaussian_mechanism
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
@@ -157,7 +157,8 @@ def dp_gd(
         Accountant of the calibration and the report (``"auto"``: the
         tightest, exact Gaussian DP for this plan).
     random_state : None, int, Generator or NoiseSource
-        All randomness (the noise) comes from it.
+        All randomness (the noise) comes from it, mixed with the budget charge
+        (see :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -200,7 +201,6 @@ def dp_gd(
         raise ValueError(f"accountant must be a str, got {accountant!r}")
     clip = clip if private else math.inf
     l2 = _l2_strengths(problem)
-    source = make_noise_source(random_state, secure=secure)
     assumptions = (*neighbouring_assumptions(NEIGHBOURING),)
     if private:
         assumptions += (
@@ -215,8 +215,10 @@ def dp_gd(
         budget=budget,
         label=f"DP-GD on {problem!r}",
         assumptions=(*assumptions, HYPERPARAMETER_ASSUMPTION),
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     (event,) = spent.plan.events
     multiplier = event.noise_multiplier if private else 0.0
     sensitivity = 2.0 * clip if private else 0.0

@@ -32,10 +32,12 @@ Algorithm
     instead of ``L``), which correlates them.
 
 Privacy
-    Parallel updates touch distinct records and are computed independently, so
-    one record moves ``(Delta alpha, Delta v)`` by ``(zeta_j e_j, zeta_j x_j)``,
-    of norm at most ``sqrt(2) C`` (Lemma 1, add/remove neighbours); replacing a
-    record moves it by at most ``2 sqrt(2) C``. SeqDP-SCD has the paper's
+    Replace-one neighbours, as for every dpglm solver (``N`` is public: it
+    sets ``q``, ``T`` and ``lambda N``). Parallel updates touch distinct
+    records and are computed independently, so one record contributes
+    ``(zeta_j e_j, zeta_j x_j)`` to ``(Delta alpha, Delta v)``, of norm at most
+    ``sqrt(2) C`` (Lemma 1), and replacing a record moves the update by at
+    most ``2 sqrt(2) C``, the sensitivity. SeqDP-SCD has the paper's
     sensitivity ``2 C sqrt(L (L + 1))`` for a batch of exactly ``L`` records
     (replace-one: the replaced update and every later one in the batch change
     by at most ``2 C``), so it needs ``sampling="without_replacement"``. The
@@ -47,11 +49,13 @@ Privacy
     ``sampling="poisson"`` (default)
         Each record joins a batch independently with probability
         ``q = L / N`` (:class:`~dpglm.solvers.dp_sgd.BatchSampler`);
-        Poisson-sampled Gaussians, add/remove neighbours. ``s_j`` uses the
-        expected batch size ``L``.
+        Poisson-sampled Gaussians under replace-one neighbours (the replaced
+        record, when sampled, contributes one term of norm at most
+        ``sqrt(2) C`` in place of another). ``s_j`` uses the expected batch
+        size ``L``.
     ``sampling="without_replacement"``
         Exactly ``L`` distinct records per step, drawn independently at each
-        step; sampled-without-replacement Gaussians, replace-one neighbours.
+        step; sampled-without-replacement Gaussians.
 
     Nothing is shuffled: shuffling once and accounting as Poisson sampling (as
     in the published code) would claim an amplification that does not hold.
@@ -62,10 +66,11 @@ Privacy
 
     * Poisson: ``alpha`` is noised on ``B`` only and stays inside the solver
       (releasing it would reveal which records were sampled). It is covered
-      by giving the adversary every other record's state and coins, which are
-      independent of the target's: the target's contribution to ``v`` is then
-      a mixture of shifts of norm at most ``C``, dominated by the worst single
-      shift (joint convexity).
+      by giving the adversary every other record's state and coins, and the
+      target's past coins: given the released history these are the same on
+      both neighbouring datasets, and the target's contribution to ``v`` at a
+      step is then a term of norm at most ``C`` present with probability
+      ``q``, in place of another such term (joint convexity).
     * Without replacement: that argument fails, because a fixed batch size
       couples the records (whether the target is drawn changes which other
       records are, hence their hidden ``alpha``, hence later steps). So every
@@ -79,7 +84,9 @@ Privacy
 converges to the optimum of the row-normalised problem. The steps run in the
 numba kernels of :mod:`dpglm._kernels.dual_coordinate`, many per call, on a
 row-major view of ``X`` (C order or CSR; the normalisation is applied on the
-fly, so no normalised copy is made).
+fly, so no normalised copy is made, unless some row's squared norm lies
+outside ``[2**-968, 2**968]``: those rows, and only they, are normalised in a
+copy, see :func:`~dpglm.clipping.normalised_rows`).
 
 Examples
 --------
@@ -100,7 +107,7 @@ Examples
 ...     random_state=0,
 ... )
 >>> fit.report.epsilon <= 1.0, fit.n_iter, fit.report.neighbouring, fit.info["row_normalised"]
-(True, 100, 'add_remove', True)
+(True, 100, 'replace_one', True)
 """
 
 from __future__ import annotations
@@ -111,10 +118,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm._kernels.dual_coordinate import scd_steps_csr, scd_steps_dense
+from dpglm.clipping import normalised_rows, record_norms
 from dpglm.datafits import HINGE, LOGISTIC, SQUARED, SQUARED_HINGE
 from dpglm.penalties import L2
-from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
-from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.privacy.events import PrivacyPlan
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_in_memory,
@@ -129,6 +136,7 @@ from dpglm.solvers.dp_sgd import (
     _chunk_steps,
     _sampling_assumptions,
     schedule,
+    training_event,
 )
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.spending import check_privacy_target, spend
@@ -161,13 +169,13 @@ def sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -
     Examples
     --------
     >>> round(sensitivity(1.0, 10, "poisson", False), 4)
-    1.4142
+    2.8284
     >>> round(sensitivity(1.0, 3, "without_replacement", True), 4)
     6.9282
     """
     if sequential:
         return 2.0 * clip * math.sqrt(batch_size * (batch_size + 1.0))
-    return math.sqrt(2.0) * clip * (1.0 if sampling == "poisson" else 2.0)
+    return 2.0 * math.sqrt(2.0) * clip
 
 
 def check_scd_problem(problem) -> float:
@@ -198,42 +206,21 @@ def check_scd_problem(problem) -> float:
 def row_scales(X) -> np.ndarray:
     """``1 / ||x_i||`` for every row of the row-major ``X`` (0 for a zero row).
 
+    The norms are exact to rounding for every finite row
+    (:func:`~dpglm.clipping.record_norms`); a row whose norm is below
+    ``1 / max_double`` gets ``inf``.
+
     Examples
     --------
     >>> row_scales(np.array([[3.0, 4.0], [0.0, 0.0]]))
     array([0.2, 0. ])
     """
-    if sp.issparse(X):
-        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    else:
-        squares = np.einsum("ij,ij->i", X, X)
-    scale = np.zeros(squares.shape[0])
-    positive = squares > 0
-    scale[positive] = 1.0 / np.sqrt(squares[positive])
+    norms = record_norms(X)
+    scale = np.zeros(norms.shape[0])
+    positive = norms > 0
+    with np.errstate(over="ignore", divide="ignore"):
+        scale[positive] = 1.0 / norms[positive]
     return scale
-
-
-def training_event(sampling, n, batch_size, count, sensitivity_, label=None):
-    """Template event of ``count`` DP-SCD steps (unit noise multiplier).
-
-    Examples
-    --------
-    >>> e = training_event("poisson", 100, 10, 5, 1.0)
-    >>> e.kind, e.count, e.sampling_rate
-    ('sampled_gaussian', 5, 0.1)
-    """
-    if sampling == "poisson":
-        where = {"sampling_rate": batch_size / n}
-    else:
-        where = {"dataset_size": n, "batch_size": batch_size}
-    return SampledGaussianEvent(
-        noise_multiplier=1.0,
-        count=count,
-        sampling=sampling,
-        sensitivity=None if math.isinf(sensitivity_) else sensitivity_,
-        label=label or f"scaled dual coordinate updates (alpha, v) over a {sampling} batch",
-        **where,
-    )
 
 
 class _Steps:
@@ -242,12 +229,13 @@ class _Steps:
     def __init__(
         self, problem, lambda_n, clip, sigma, curvature, sequential, batch_size, noise_all=False
     ):
-        X = problem.rows
+        # rows of extreme norm come normalised in a copy: the kernels' products of
+        # scales and entries then neither overflow nor lose digits
+        X, self.scale = normalised_rows(problem.rows)
         self.noise_all = bool(noise_all)
         self.sparse = sp.issparse(X)
         self.data = (X.data, X.indices, X.indptr) if self.sparse else (X,)
         self.y = np.ascontiguousarray(problem.y, dtype=float)
-        self.scale = row_scales(X)
         self.alpha = np.zeros(problem.n_samples)
         self.v = np.zeros(problem.n_features)
         self.zeta = np.empty(problem.n_samples if not sequential else batch_size)
@@ -356,9 +344,8 @@ def dp_scd(
         Squared, logistic, hinge or squared hinge loss, an ``L2(alpha)``
         penalty with ``alpha > 0`` (the paper's ``lambda``), no intercept.
     epsilon, delta : float
-        Target guarantee, for add/remove neighbours with Poisson sampling and
-        replace-one neighbours without replacement; ``epsilon = inf`` runs
-        without noise and without scaling.
+        Target guarantee, for replace-one neighbours (``N`` public);
+        ``epsilon = inf`` runs without noise and without scaling.
     passes : float, default=5.0
         Records sampled in units of ``N``: ``T = round(passes * N / batch_size)`` steps.
     batch_size : int, default=256
@@ -373,7 +360,8 @@ def dp_scd(
         Charged once, before the data is read for training.
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
-        All randomness (batches and noise) comes from it.
+        All randomness (batches and noise) comes from it, mixed with the budget
+        charge (see :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -402,10 +390,10 @@ def dp_scd(
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     clip = clip if private else math.inf
     sens = sensitivity(clip, batch_size, sampling, sequential)
-    neighbouring = NEIGHBOURING[sampling]
     name = "SeqDP-SCD" if sequential else "DP-SCD"
-    template = PrivacyPlan((training_event(sampling, n, batch_size, T, sens),), neighbouring)
-    source = make_noise_source(random_state, secure=secure)
+    label = f"scaled dual coordinate updates (alpha, v) over a {sampling} batch"
+    event = training_event(sampling, n, batch_size, T, sens, label=label)
+    template = PrivacyPlan((event,), NEIGHBOURING)
     spent = spend(
         template,
         epsilon=epsilon,
@@ -414,14 +402,16 @@ def dp_scd(
         budget=budget,
         label=f"{name} ({sampling}) on {problem!r}",
         assumptions=(
-            *neighbouring_assumptions(neighbouring),
+            *neighbouring_assumptions(NEIGHBOURING),
             *_sampling_assumptions(sampling, n, batch_size),
             NORMALISATION,
             *(() if sampling == "poisson" else (DUAL_RELEASED_WITHOUT_REPLACEMENT,)),
             HYPERPARAMETER_ASSUMPTION,
         ),
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     event = spent.plan.events[0]
     multiplier = event.noise_multiplier if private else 0.0
     sigma = multiplier * sens if private else 0.0

@@ -8,22 +8,26 @@ and takes a proximal step with a constant step size ``gamma``:
     ``w <- prox_{gamma psi}(w - gamma (sum_{i in B} clip_C(g_i) + N(0, sigma**2 I)) / b)``.
 
 The prox is exact for every separable penalty (none, L2, L1, elastic net,
-box); the intercept is not penalised. Two samplers, each accounted as exactly
-what it is:
+box); the intercept is not penalised. Like every dpglm solver, DP-SGD is
+analysed for replace-one neighbours: the number of records ``n`` is public
+(it sets the sampling rate, the number of steps and, in the estimators, the
+default batch size and ``delta``), and replacing one record moves the clipped
+sum by at most ``2 C``, so ``sigma = 2 z C``. Two samplers, each accounted as
+exactly what it is:
 
 ``sampling="poisson"`` (default)
     Every record joins the batch independently with probability
     ``q = b / n``, drawn as a count ``k ~ Binomial(n, q)`` (by inversion of
     its CDF) and then ``k`` distinct records uniformly (Floyd's algorithm),
-    which is the same distribution. Analysed for add/remove neighbours, under
-    which the clipped sum has sensitivity ``C``: ``sigma = z C`` and the event
-    is a Poisson-subsampled Gaussian of rate ``q``. The sum is divided by the
-    expected batch size ``b = q n``, not by the realised ``k``, which would
-    release ``k``.
+    which is the same distribution. The event is a Poisson-subsampled
+    Gaussian of rate ``q`` under replace-one neighbours: the replaced record
+    is in the batch with probability ``q`` and then contributes a term of
+    norm at most ``C`` in place of another (dp-accounting's ``REPLACE_ONE``
+    pair). The sum is divided by the expected batch size ``b = q n``, not by
+    the realised ``k``, which would release ``k``.
 ``sampling="without_replacement"``
-    Exactly ``b`` distinct records, uniformly and independently at each step.
-    Analysed for replace-one neighbours, under which the clipped sum has
-    sensitivity ``2 C``: ``sigma = 2 z C``.
+    Exactly ``b`` distinct records, uniformly and independently at each step:
+    sampled-without-replacement Gaussians (Renyi DP).
 
 The noise multiplier ``z`` is calibrated by the accountant so that the ``T``
 composed subsampled Gaussian releases meet ``(epsilon, delta)``; every
@@ -53,7 +57,7 @@ Examples
 ...     random_state=0,
 ... )
 >>> round(fit.report.epsilon, 3) <= 1.0, fit.n_iter, fit.report.neighbouring
-(True, 100, 'add_remove')
+(True, 100, 'replace_one')
 """
 
 from __future__ import annotations
@@ -65,8 +69,8 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
+from dpglm.clipping import record_norms
 from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
-from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
@@ -75,9 +79,9 @@ from dpglm.solvers.coordinates import (
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.spending import check_privacy_target, spend
 
-#: the neighbouring relation each sampler is analysed under
-NEIGHBOURING = {"poisson": "add_remove", "without_replacement": "replace_one"}
-SAMPLING = tuple(NEIGHBOURING)
+#: the neighbouring relation of every dpglm plan (``n`` is public)
+NEIGHBOURING = "replace_one"
+SAMPLING = ("poisson", "without_replacement")
 #: at most this many noise values (and about as many batch rows) drawn at a time
 _DRAW_BLOCK = 1 << 20
 #: the Binomial CDF table stops this many standard deviations (plus as many
@@ -176,21 +180,24 @@ class BatchSampler:
         return counts, rows
 
 
-def training_event(sampling: str, n: int, batch_size: int, count: int, clip, label=None):
-    """Template event of ``count`` DP-SGD steps (unit noise multiplier).
+def training_event(
+    sampling: str, n: int, batch_size: int, count: int, sensitivity: float, label=None
+):
+    """Template event of ``count`` steps on sampled batches (unit noise multiplier).
+
+    ``sensitivity`` is the replace-one sensitivity of one step's sum (``2 C``
+    for DP-SGD's clipped gradients); ``inf`` (no clipping) records none.
 
     Examples
     --------
-    >>> e = training_event("without_replacement", 100, 10, 5, 1.0)
+    >>> e = training_event("without_replacement", 100, 10, 5, 2.0)
     >>> e.kind, e.count, e.rate, e.sensitivity
     ('sampled_gaussian', 5, 0.1, 2.0)
     """
     if sampling == "poisson":
         where = {"sampling_rate": batch_size / n}
-        sensitivity = clip
     else:
         where = {"dataset_size": n, "batch_size": batch_size}
-        sensitivity = 2.0 * clip
     return SampledGaussianEvent(
         noise_multiplier=1.0,
         count=count,
@@ -204,10 +211,9 @@ def training_event(sampling: str, n: int, batch_size: int, count: int, clip, lab
 def _sampling_assumptions(sampling: str, n: int, batch_size: int) -> tuple:
     if sampling == "poisson":
         return (
-            f"records sampled by Poisson sampling with rate q = {batch_size / n:.6g} (each "
-            "record in a batch independently; accounted as such)",
-            "the number of records n is public: it sets the sampling rate q = batch_size / n "
-            "and the number of steps",
+            f"records sampled by Poisson sampling with rate q = {batch_size / n:.6g} = "
+            f"batch_size / n (each record in a batch independently; accounted as such, for "
+            "replace-one neighbours)",
         )
     return (
         f"batches of {batch_size} distinct records out of n = {n} drawn uniformly without "
@@ -252,16 +258,15 @@ def _chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
 def sample_norms(X, fit_intercept: bool) -> np.ndarray:
     """``||(x_i, 1)||`` of every row of the row-major ``X`` (the 1 only with an intercept).
 
+    Exact to rounding for every finite record (:func:`~dpglm.clipping.record_norms`):
+    the clipping of a per-sample gradient to norm ``C`` is only as good as its norm.
+
     Examples
     --------
     >>> sample_norms(np.array([[3.0, 4.0], [0.0, 0.0]]), True)
     array([5.09901951, 1.        ])
     """
-    if sp.issparse(X):
-        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    else:
-        squares = np.einsum("ij,ij->i", X, X)
-    return np.sqrt(squares + (1.0 if fit_intercept else 0.0))
+    return record_norms(X, fit_intercept)
 
 
 class _Steps:
@@ -334,9 +339,8 @@ def dp_sgd(
         Any datafit (the hinge loss uses its subgradient) and a separable
         penalty (none, L2, L1, elastic net, box).
     epsilon, delta : float
-        Target guarantee, for add/remove neighbours with Poisson sampling and
-        replace-one neighbours without replacement; ``epsilon = inf`` is
-        non-private SGD (no noise, no clipping).
+        Target guarantee, for replace-one neighbours (``n`` public);
+        ``epsilon = inf`` is non-private SGD (no noise, no clipping).
     passes : float, default=5.0
         Records sampled in units of ``n``: ``T = round(passes * n / batch_size)`` steps.
     step : float, default=0.1
@@ -352,7 +356,8 @@ def dp_sgd(
         Charged before the data is read for training.
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
-        All randomness (batch sizes, batches and noise) comes from it.
+        All randomness (batch sizes, batches and noise) comes from it, mixed with
+        the budget charge (see :func:`~dpglm.solvers.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -375,9 +380,9 @@ def dp_sgd(
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     clip = clip if private else math.inf
-    neighbouring = NEIGHBOURING[sampling]
-    template = PrivacyPlan((training_event(sampling, n, batch_size, T, clip),), neighbouring)
-    source = make_noise_source(random_state, secure=secure)
+    # replace-one: a record's gradient of norm <= C gives way to another's
+    event = training_event(sampling, n, batch_size, T, 2.0 * clip)
+    template = PrivacyPlan((event,), NEIGHBOURING)
     spent = spend(
         template,
         epsilon=epsilon,
@@ -386,12 +391,14 @@ def dp_sgd(
         budget=budget,
         label=f"DP-SGD ({sampling}) on {problem!r}",
         assumptions=(
-            *neighbouring_assumptions(neighbouring),
+            *neighbouring_assumptions(NEIGHBOURING),
             *_sampling_assumptions(sampling, n, batch_size),
             HYPERPARAMETER_ASSUMPTION,
         ),
-        secure=source.secure,
+        random_state=random_state,
+        secure=secure,
     )
+    source = spent.source  # keyed to the charge: no two fits of one budget share noise
     event = spent.plan.events[0]
     multiplier = event.noise_multiplier if private else 0.0
     sigma = multiplier * event.sensitivity if private else 0.0

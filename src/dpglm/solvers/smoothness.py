@@ -22,6 +22,11 @@ so it comes from one of:
 
 The intercept coordinate has ``M = curvature``, public.
 
+Whenever bounds are given (in any mode), the fit trains on its data with every
+entry clipped to ``[-B_j, B_j]``, record by record, before any kernel reads it
+(:meth:`SmoothnessSpec.bounded`): the bounds then hold for every record, an
+extreme one included, as the sensitivities assume; the report says so.
+
 Examples
 --------
 >>> import numpy as np
@@ -37,19 +42,24 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.privacy.events import LaplaceEvent, PrivacyPlan
+from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.problem import column_mean_squares
 
 SMOOTHNESS_MODES = ("auto", "bounds", "private", "data")
 
 PART = "smoothness estimation"
+
+#: the assumption of every fit given feature bounds
+CLIPPED_TO_BOUNDS = (
+    "feature bounds B_j supplied by the user (public): every entry X_ij is clipped to "
+    "[-B_j, B_j] per record before training, so |X_ij| <= B_j holds for every record"
+)
 
 
 def _check_bounds(feature_bounds, n_features, *, positive):
@@ -80,12 +90,14 @@ def clipped_column_mean_squares(X, ceilings) -> np.ndarray:
     array([2.5, 1. ])
     """
     n = X.shape[0]
-    if sp.issparse(X):
-        X = sp.csc_matrix(X)
-        cols = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
-        squares = np.minimum(X.data * X.data, ceilings[cols])
-        return np.bincount(cols, weights=squares, minlength=X.shape[1]) / n
-    return np.minimum(X * X, ceilings[None, :]).sum(axis=0) / n
+    # an extreme entry's square overflows to inf, which the ceiling clips
+    with np.errstate(over="ignore", under="ignore"):
+        if sp.issparse(X):
+            X = sp.csc_matrix(X)
+            cols = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+            squares = np.minimum(X.data * X.data, ceilings[cols])
+            return np.bincount(cols, weights=squares, minlength=X.shape[1]) / n
+        return np.minimum(X * X, ceilings[None, :]).sum(axis=0) / n
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,8 @@ class SmoothnessSpec:
     ----------
     mode : {"bounds", "private", "data"}
     bounds : ndarray or None
-        Public feature bounds ``B_j``.
+        Public feature bounds ``B_j`` (whenever given, also with ``"data"``): the
+        fit trains on :meth:`bounded`, its data with every entry clipped to them.
     plan : PrivacyPlan
         The events of the private estimate (fixed noise), empty otherwise.
     """
@@ -142,12 +155,12 @@ class SmoothnessSpec:
             # a non-private fit has nothing to protect: the constants come from the data
             mode = "data" if feature_bounds is None else "bounds"
         bounds = None
-        if mode in ("bounds", "private"):
-            if feature_bounds is None:
-                raise ValueError(
-                    f"smoothness={mode!r} needs feature_bounds, public bounds on |X_ij| per "
-                    "column (or one for all)"
-                )
+        if mode in ("bounds", "private") and feature_bounds is None:
+            raise ValueError(
+                f"smoothness={mode!r} needs feature_bounds, public bounds on |X_ij| per "
+                "column (or one for all)"
+            )
+        if feature_bounds is not None:
             bounds = _check_bounds(feature_bounds, problem.n_features, positive=mode == "private")
         plan = PrivacyPlan((), neighbouring)
         if mode == "private":
@@ -172,15 +185,36 @@ class SmoothnessSpec:
 
     @property
     def assumptions(self) -> tuple:
-        """What the guarantee assumes about ``M_j``."""
+        """What the guarantee assumes about ``M_j`` and the features."""
+        clipped = () if self.bounds is None else (CLIPPED_TO_BOUNDS,)
         if self.mode == "bounds":
-            return ("feature bounds |X_ij| <= B_j supplied by the user (public, not checked)",)
+            return clipped
         if self.mode == "private":
             return (
+                *clipped,
                 "smoothness constants estimated privately: each record's X_ij^2 clipped to B_j^2 "
                 "(B_j supplied by the user), Laplace noise on the column means",
             )
-        return ()
+        return clipped
+
+    def bounded(self, problem):
+        """``problem`` with every entry of column ``j`` clipped to ``[-B_j, B_j]``.
+
+        A per-record operation, made before any kernel reads the data, so that
+        ``|X_ij| <= B_j`` holds for every record, an extreme one included
+        (:meth:`Problem.clipped_to <dpglm.problem.Problem.clipped_to>`): the
+        problem itself when no entry lies outside, or no bounds were given.
+
+        Examples
+        --------
+        >>> from dpglm.problem import Problem
+        >>> prob = Problem(np.array([[1e308, 0.5], [-1.0, 0.0]]), np.zeros(2), "squared")
+        >>> SmoothnessSpec.create(prob, "bounds", feature_bounds=1.0).bounded(prob).X[0]
+        array([1. , 0.5])
+        """
+        if self.bounds is None:
+            return problem
+        return problem.clipped_to(self.bounds)
 
     def estimate(self, problem, *, source) -> np.ndarray:
         """``M_j`` for every coordinate (intercept last), drawing noise from ``source``.
@@ -197,11 +231,10 @@ class SmoothnessSpec:
         if self.mode == "bounds":
             squares = self.bounds**2
         elif self.mode == "data":
-            warnings.warn(
+            warn_privacy_leak(
                 "coordinate-wise smoothness constants M_j computed from the raw data without "
                 "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
                 "this leak",
-                PrivacyLeakWarning,
                 stacklevel=3,
             )
             squares = column_mean_squares(problem.X)

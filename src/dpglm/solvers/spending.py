@@ -6,7 +6,16 @@ wants) is calibrated to the target ``(epsilon, delta)``, charged to the shared
 :class:`~dpglm.privacy.budget.PrivacyBudget` if one is given (which refuses
 when the budget would be exceeded), and described in a
 :class:`~dpglm.privacy.report.PrivacyReport`. The solver then runs exactly the
-calibrated plan.
+calibrated plan, with the noise source :func:`spend` returns.
+
+The noise source is made after the charge, from the fit's ``random_state`` and
+the charge itself (:attr:`~dpglm.privacy.budget.Charge.noise_key`): a seed
+reproduces a script's fits from a fresh budget, but no two charges to one
+budget (or one ledger) share noise. Otherwise two fits with one seed that
+differ in a single hyperparameter (say the clipping threshold, which scales
+the noise) would let anyone combine them to cancel the noise, while the budget
+composes them as independent. A fit without a budget (or with a stand-in that
+returns no charge) keeps the seed's own stream.
 
 Calibrations are cached per ``(plan, epsilon, delta, accountant)``: they are
 pure functions of those, and a hyperparameter search calibrates the same plan
@@ -20,17 +29,64 @@ Examples
 >>> spent = spend(template, epsilon=1.0, delta=1e-6)
 >>> round(spent.plan.events[0].noise_multiplier, 1), spent.report.accountant
 (42.2, 'gdp')
+>>> from dpglm.privacy.budget import PrivacyBudget
+>>> budget = PrivacyBudget(3.0, 1e-6)
+>>> a, b = (
+...     spend(template, epsilon=1.0, delta=1e-6, budget=budget, random_state=0) for _ in range(2)
+... )
+>>> a.charge.index, b.charge.index, a.source.standard_normal() == b.source.standard_normal()
+(0, 1, False)
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import numbers
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from dpglm.privacy.budget import Charge
 from dpglm.privacy.calibration import CalibrationResult, calibrate
 from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
 from dpglm.privacy.report import MechanismRecord, PrivacyReport
+
+#: in the report of a fit whose random_state fixes its noise
+SEED_ASSUMPTION = (
+    "random_state fixes the noise: it is a function of the seed and of the budget charge, so "
+    "the seed must stay secret (anyone who knows it can recompute the noise), and two fits made "
+    "with the same seed on the same data and published outside one shared budget have "
+    "identical noise, which voids the guarantee; fits charged to one budget draw independent "
+    "streams keyed to their charges"
+)
+#: in the report of a fit given a NoiseSource, which is used as is
+SOURCE_ASSUMPTION = (
+    "the noise comes from the NoiseSource given as random_state, used as is (not keyed to the "
+    "budget charge): its stream must be secret and serve no other release"
+)
+
+
+def seed_assumptions(random_state, secure: bool = False) -> tuple:
+    """What the guarantee assumes about ``random_state`` (nothing when it is ``None``).
+
+    Examples
+    --------
+    >>> seed_assumptions(None), seed_assumptions(None, secure=True)
+    ((), ())
+    >>> seed_assumptions(0) == (SEED_ASSUMPTION,)
+    True
+    """
+    if random_state is None or secure:
+        return ()
+    if isinstance(random_state, NoiseSource):
+        return () if random_state.secure else (SOURCE_ASSUMPTION,)
+    if isinstance(random_state, np.random.Generator | np.random.SeedSequence) or (
+        isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+    ):
+        return (SEED_ASSUMPTION,)
+    return ()
 
 
 def check_privacy_target(epsilon, delta) -> tuple[float, float]:
@@ -101,12 +157,20 @@ class Spent:
         ``epsilon = inf``).
     calibration : CalibrationResult
     report : PrivacyReport
+    source : NoiseSource
+        Where every random draw of the fit comes from, made after the charge
+        and keyed to it.
+    charge : Charge or None
+        The budget's record of this fit; None without a budget (or with a
+        stand-in budget that returns no :class:`~dpglm.privacy.budget.Charge`).
     """
 
     plan: PrivacyPlan
     scale: float
     calibration: CalibrationResult
     report: PrivacyReport
+    source: NoiseSource | None = None
+    charge: Charge | None = None
 
     @property
     def private(self) -> bool:
@@ -140,9 +204,10 @@ def spend(
     label: str = "",
     assumptions=(),
     warnings=(),
+    random_state=None,
     secure: bool = False,
 ) -> Spent:
-    """Calibrate ``template`` to ``(epsilon, delta)``, charge ``budget``, build the report.
+    """Calibrate ``template``, charge ``budget``, make the noise source, build the report.
 
     Parameters
     ----------
@@ -160,20 +225,50 @@ def spend(
     label : str
         What is being fitted, for the ledger.
     assumptions, warnings : sequence of str
-        For the report.
+        For the report; a seeded ``random_state`` adds :data:`SEED_ASSUMPTION`.
+    random_state : None, int, SeedSequence, Generator or NoiseSource
+        The fit's randomness, checked before the charge. An int, a
+        SeedSequence or a Generator is mixed with the charge's
+        :attr:`~dpglm.privacy.budget.Charge.noise_key` (see
+        :func:`~dpglm.privacy.mechanisms.make_noise_source`), so that the same
+        seed gives every charge of one budget its own stream and a fresh budget
+        the same streams again; without a charge it seeds the stream as it
+        always has. ``None`` (fresh entropy), the secure source and a
+        NoiseSource are used as they are.
     secure : bool
-        Whether the noise comes from the secure source (for the report).
+        Draw from the operating system's CSPRNG (refuses a seed).
 
     Returns
     -------
     Spent
+        With ``source``, the fit's noise source, and ``charge``.
+
+    Notes
+    -----
+    Solvers draw nothing before calling :func:`spend`, and everything from
+    ``spent.source`` after it.
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
+    # a random_state that cannot make a source must fail before the charge, not after
+    unkeyed = make_noise_source(random_state, secure=secure)
     calibration = calibrate_cached(template, epsilon, delta, accountant)
+    charge = None
     if budget is not None:
-        budget.charge(calibration.plan, label=label)
+        charge = budget.charge(calibration.plan, label=label)
+        if not isinstance(charge, Charge):
+            charge = None  # a stand-in budget (e.g. a search's guard) records nothing
+    source = unkeyed
+    if charge is not None:
+        source = make_noise_source(random_state, secure=secure, key=charge.noise_key)
     report_accountant = "auto" if math.isinf(epsilon) else calibration.accountant
+    if not math.isinf(epsilon):  # a non-private fit has no guarantee for a seed to void
+        assumptions = (*assumptions, *seed_assumptions(random_state, source.secure))
     report = _report(
-        calibration.plan, delta, report_accountant, tuple(assumptions), tuple(warnings), secure
+        calibration.plan,
+        delta,
+        report_accountant,
+        tuple(assumptions),
+        tuple(warnings),
+        source.secure,
     )
-    return Spent(calibration.plan, calibration.scale, calibration, report)
+    return Spent(calibration.plan, calibration.scale, calibration, report, source, charge)
