@@ -133,6 +133,8 @@ from bench_kernels import _busy_seconds, environment, wait_until_quiet  # noqa: 
 from dpglm.distributed import DaskEngine, vertical_fw  # noqa: E402
 from dpglm.distributed.protocol import Party, PartyConfig, SketchSpec  # noqa: E402
 from dpglm.penalties import L1Ball  # noqa: E402
+from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent  # noqa: E402
+from dpglm.privacy.releases import Release  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
 from dpglm.solvers.dp_fw import dp_fw  # noqa: E402
 from dpglm.solvers.reference import solve_reference  # noqa: E402
@@ -391,6 +393,8 @@ def party_step_time(block, y, fit, K, radius, clip):
     """One party's step alone on one core in this process (what one machine would do)."""
     info = fit.info
     d_k = block.shape[1]
+    # the fit's releases (the party draws their unit noise) and its scales
+    selection, sharing = fit.report.mechanisms
     config = PartyConfig(
         index=0,
         features=np.arange(d_k),
@@ -399,8 +403,11 @@ def party_step_time(block, y, fit, K, radius, clip):
         sketch=SketchSpec(n_samples=block.shape[0], dim=SKETCH_DIM, seed=info["sketch_seed"]),
         clip=clip,
         feature_bounds=np.ones(d_k),
-        noise="laplace",
+        selection=Release(
+            NoisyMaxEvent(noise="laplace", noise_multiplier=selection.noise_multiplier)
+        ),
         selection_scale=float(info["selection_noise_scale"][0]),
+        sketch_noise=Release(GaussianEvent(noise_multiplier=sharing.noise_multiplier)),
         sketch_std=np.asarray(info["sketch_noise_std"][:d_k]),
     )
     previous = numba.get_num_threads()

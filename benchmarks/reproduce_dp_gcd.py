@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import math
 import os
 import sys
@@ -73,7 +74,6 @@ from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.penalties import L1, L2
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.problem import Problem
-from dpglm.solvers import dp_gcd as dp_gcd_module
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_fw import dp_fw
 from dpglm.solvers.dp_gcd import dp_gcd
@@ -82,6 +82,9 @@ from readme_tables import replace_table
 from result_store import load_results as load_stored
 from result_store import results_path, spread
 from result_store import save_entry as store_entry
+
+# the module, not the solver that dpglm.solvers exports under the same name
+dp_gcd_module = importlib.import_module("dpglm.solvers.dp_gcd")
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "reproduce_dp_gcd.json"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpglm.privacy.mechanisms import gaussian_mechanism
+from dpglm.privacy.releases import Release
 
 
 def seed_of(*parts):
@@ -32,11 +32,21 @@ def make_data(seed, n=300, p=8, *, classification=False, sparse=False, density=0
     return (sp.csc_matrix(X) if sparse else X), y
 
 
-def half_gaussian_noise(values, *, sensitivity, noise_multiplier, source):
-    """A Gaussian release with half the calibrated noise (the broken variant of audits)."""
-    return gaussian_mechanism(
-        values, sensitivity=sensitivity, noise_multiplier=noise_multiplier / 2, source=source
-    )
+def with_less_noise(monkeypatch, kinds=None, factor=0.5):
+    """Every release of the event ``kinds`` (all when None) runs ``factor`` times its noise.
+
+    :meth:`Release.scale <dpglm.privacy.releases.Release.scale>` is patched, the one
+    place where any noise of a fit gets its scale, while the report still claims the
+    calibrated epsilon: the bug audits exist to catch. A solver whose noise bypassed
+    the release would keep its full noise, and its broken variant would not be caught.
+    """
+    real = Release.scale
+
+    def scale(self, *factors, over=None):
+        value = real(self, *factors, over=over)
+        return value * factor if kinds is None or self.event.kind in kinds else value
+
+    monkeypatch.setattr(Release, "scale", scale)
 
 
 def judge_mu_audit(bound, mu_claim, variant, power):

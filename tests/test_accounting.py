@@ -14,7 +14,7 @@ from dpglm.privacy.accounting import (
     RDPAccountant,
     account,
     advanced_composition_epsilon,
-    epsilon,
+    compute_epsilon,
     gdp_epsilon,
     get_accountant,
     valid_accountants,
@@ -66,7 +66,7 @@ def test_exact_gaussian_composition_agrees_with_dp_accounting_pld(mu, count, del
     from dp_accounting.pld import PLDAccountant
 
     z = math.sqrt(count) / mu
-    exact = epsilon(gaussian(z, count), delta, "gdp")
+    exact = compute_epsilon(gaussian(z, count), delta, "gdp")
     reference = PLDAccountant(value_discretization_interval=1e-4)
     reference.compose(SelfComposedDpEvent(GaussianDpEvent(z), count))
     assert exact == pytest.approx(reference.get_epsilon(delta), rel=0.01, abs=2e-4)
@@ -80,10 +80,13 @@ def test_exact_gaussian_composition_agrees_with_dp_accounting_pld(mu, count, del
 )
 def test_rdp_and_zcdp_are_never_below_the_exact_value(z, count, delta):
     plan = gaussian(z, count)
-    exact = epsilon(plan, delta, "gdp")
-    assert epsilon(plan, delta, "rdp") >= exact * (1 - 1e-9) - 1e-12
-    assert epsilon(plan, delta, "zcdp") >= exact * (1 - 1e-9) - 1e-12
-    assert epsilon(plan, delta, "zcdp-bun-steinke") >= epsilon(plan, delta, "zcdp") - 1e-12
+    exact = compute_epsilon(plan, delta, "gdp")
+    assert compute_epsilon(plan, delta, "rdp") >= exact * (1 - 1e-9) - 1e-12
+    assert compute_epsilon(plan, delta, "zcdp") >= exact * (1 - 1e-9) - 1e-12
+    assert (
+        compute_epsilon(plan, delta, "zcdp-bun-steinke")
+        >= compute_epsilon(plan, delta, "zcdp") - 1e-12
+    )
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -96,10 +99,10 @@ def test_rdp_and_zcdp_are_never_below_the_exact_value(z, count, delta):
     delta=st.floats(1e-10, 1e-2),
 )
 def test_epsilon_grows_with_steps_and_shrinks_with_noise(name, z, count, more, factor, delta):
-    base = epsilon(gaussian(z, count), delta, name)
-    assert epsilon(gaussian(z, count + more), delta, name) >= base - 1e-12
-    assert epsilon(gaussian(z * factor, count), delta, name) <= base + 1e-12
-    assert epsilon(gaussian(z, count), delta * 0.5, name) >= base - 1e-12
+    base = compute_epsilon(gaussian(z, count), delta, name)
+    assert compute_epsilon(gaussian(z, count + more), delta, name) >= base - 1e-12
+    assert compute_epsilon(gaussian(z * factor, count), delta, name) <= base + 1e-12
+    assert compute_epsilon(gaussian(z, count), delta * 0.5, name) >= base - 1e-12
 
 
 @settings(max_examples=8, deadline=None)
@@ -108,9 +111,9 @@ def test_pld_monotone_in_steps_and_noise(z, count, more):
     plan = PrivacyPlan([NoisyMaxEvent(noise_multiplier=z, count=count, noise="laplace")])
     longer = PrivacyPlan([NoisyMaxEvent(noise_multiplier=z, count=count + more, noise="laplace")])
     noisier = plan.scaled(1.5)
-    base = epsilon(plan, 1e-6, "pld")
-    assert epsilon(longer, 1e-6, "pld") >= base - 1e-9
-    assert epsilon(noisier, 1e-6, "pld") <= base + 1e-9
+    base = compute_epsilon(plan, 1e-6, "pld")
+    assert compute_epsilon(longer, 1e-6, "pld") >= base - 1e-9
+    assert compute_epsilon(noisier, 1e-6, "pld") <= base + 1e-9
 
 
 def test_poisson_sampling_matches_dp_accounting_add_remove():
@@ -131,10 +134,10 @@ def test_poisson_sampling_matches_dp_accounting_add_remove():
     event = SelfComposedDpEvent(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.1)), 3000)
     rdp = RdpAccountant(neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
     rdp.compose(event)
-    assert epsilon(plan, 1e-5, "rdp") == pytest.approx(rdp.get_epsilon(1e-5), rel=1e-12)
+    assert compute_epsilon(plan, 1e-5, "rdp") == pytest.approx(rdp.get_epsilon(1e-5), rel=1e-12)
     pld = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE)
     pld.compose(event)
-    assert epsilon(plan, 1e-5, "pld") == pytest.approx(pld.get_epsilon(1e-5), rel=1e-9)
+    assert compute_epsilon(plan, 1e-5, "pld") == pytest.approx(pld.get_epsilon(1e-5), rel=1e-9)
 
 
 def test_golden_value_of_opacus():
@@ -165,11 +168,11 @@ def test_sampling_without_replacement_is_rdp_only_and_replace_one():
         neighbouring="replace_one",
     )
     assert valid_accountants(plan) == ["rdp"]
-    eps = epsilon(plan, 1e-5)
+    eps = compute_epsilon(plan, 1e-5)
     # amplification: far below the same releases without sampling
-    assert 0 < eps < epsilon(gaussian(2.0, 200), 1e-5) / 3
+    assert 0 < eps < compute_epsilon(gaussian(2.0, 200), 1e-5) / 3
     with pytest.raises(UnsupportedPlanError, match="without replacement"):
-        epsilon(plan, 1e-5, "pld")
+        compute_epsilon(plan, 1e-5, "pld")
     with pytest.raises(PlanError, match="without replacement is analysed for replace_one"):
         PrivacyPlan(
             [
@@ -193,20 +196,20 @@ def test_advanced_composition_is_formula_2_of_the_dp_gcd_paper():
         ]
     )
     expected = math.sqrt(4 * T * math.log(1 / delta)) * eps1 + 2 * T * eps1 * math.expm1(eps1)
-    assert epsilon(plan, delta, "advanced") == pytest.approx(expected, rel=1e-12)
+    assert compute_epsilon(plan, delta, "advanced") == pytest.approx(expected, rel=1e-12)
     assert advanced_composition_epsilon([eps1, eps1], [T, T], delta) == pytest.approx(expected)
     # PLD, through the randomized response that dominates pure DP, is tighter still
-    assert epsilon(plan, delta, "pld") < expected
-    assert epsilon(plan, 0.0, "basic") == pytest.approx(2 * T * eps1)
+    assert compute_epsilon(plan, delta, "pld") < expected
+    assert compute_epsilon(plan, 0.0, "basic") == pytest.approx(2 * T * eps1)
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
 def test_pure_dp_events_are_accounted_as_randomized_response(eps):
     """A single eps-DP event costs exactly eps at delta ~ 0, under PLD and RDP alike."""
     plan = PrivacyPlan([PureDPEvent(epsilon=eps)])
-    assert epsilon(plan, 1e-12, "pld") == pytest.approx(eps, abs=2e-3)
-    assert epsilon(plan, 1e-12, "rdp") <= eps + 0.1 * eps + 0.05
-    assert epsilon(plan, 1e-12, "pld") <= eps + 2e-3
+    assert compute_epsilon(plan, 1e-12, "pld") == pytest.approx(eps, abs=2e-3)
+    assert compute_epsilon(plan, 1e-12, "rdp") <= eps + 0.1 * eps + 0.05
+    assert compute_epsilon(plan, 1e-12, "pld") <= eps + 2e-3
 
 
 def test_noisy_max_costs():
@@ -216,8 +219,8 @@ def test_noisy_max_costs():
     assert NoisyMaxEvent(noise_multiplier=4.0, monotone=True).epsilon == 0.25
     # bounded range: the exponential mechanism is eps^2/8-zCDP, Laplace noise only eps^2/2
     assert gumbel.rho == pytest.approx(10 * 0.5**2 / 8 / 10)
-    zg = epsilon(PrivacyPlan([gumbel]), 1e-6, "zcdp")
-    zl = epsilon(PrivacyPlan([laplace]), 1e-6, "zcdp")
+    zg = compute_epsilon(PrivacyPlan([gumbel]), 1e-6, "zcdp")
+    zl = compute_epsilon(PrivacyPlan([laplace]), 1e-6, "zcdp")
     assert zg == pytest.approx(zcdp_epsilon_cks(10 * 0.25 / 8, 1e-6))
     assert zl == pytest.approx(zcdp_epsilon_cks(10 * 0.25 / 2, 1e-6))
     assert zg < zl
@@ -264,16 +267,16 @@ def test_zcdp_events_and_mixed_plans():
     plan = PrivacyPlan([ZCDPEvent(rho=0.05), GaussianEvent(noise_multiplier=10.0, count=20)])
     assert valid_accountants(plan) == ["rdp", "zcdp", "zcdp-bun-steinke"]
     rho = 0.05 + 20 / 200
-    assert epsilon(plan, 1e-6, "zcdp") == pytest.approx(zcdp_epsilon_cks(rho, 1e-6))
+    assert compute_epsilon(plan, 1e-6, "zcdp") == pytest.approx(zcdp_epsilon_cks(rho, 1e-6))
     result = account(plan, 1e-6)
     assert result.epsilon == min(result.by_accountant.values())
 
 
 def test_degenerate_plans():
-    assert epsilon(gaussian(5.0, 0), 1e-6) == 0.0
-    assert epsilon(gaussian(math.inf, 100), 1e-6) == 0.0
-    assert epsilon(gaussian(0.0, 1), 1e-6) == math.inf
-    assert epsilon(PrivacyPlan([]), 1e-6) == 0.0
+    assert compute_epsilon(gaussian(5.0, 0), 1e-6) == 0.0
+    assert compute_epsilon(gaussian(math.inf, 100), 1e-6) == 0.0
+    assert compute_epsilon(gaussian(0.0, 1), 1e-6) == math.inf
+    assert compute_epsilon(PrivacyPlan([]), 1e-6) == 0.0
     result = account(PrivacyPlan([NonPrivateEvent(label="fit")]), 1e-6)
     assert result.epsilon == math.inf and result.accountant == "none"
     for name in ACCOUNTANTS:
@@ -282,13 +285,13 @@ def test_degenerate_plans():
 
 def test_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="unknown accountant 'moments'"):
-        epsilon(gaussian(1.0), 1e-6, "moments")
+        compute_epsilon(gaussian(1.0), 1e-6, "moments")
     with pytest.raises(ValueError, match=r"delta must lie in \[0, 1\)"):
-        epsilon(gaussian(1.0), 1.0)
+        compute_epsilon(gaussian(1.0), 1.0)
     with pytest.raises(UnsupportedPlanError, match="'gdp' accountant only composes"):
-        epsilon(PrivacyPlan([LaplaceEvent(noise_multiplier=1.0)]), 1e-6, "gdp")
+        compute_epsilon(PrivacyPlan([LaplaceEvent(noise_multiplier=1.0)]), 1e-6, "gdp")
     with pytest.raises(UnsupportedPlanError, match="no subsampling amplification"):
-        epsilon(
+        compute_epsilon(
             PrivacyPlan(
                 [SampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1)], "add_remove"
             ),
@@ -296,7 +299,7 @@ def test_errors_name_what_is_wrong():
             "zcdp",
         )
     with pytest.raises(UnsupportedPlanError, match="'advanced' accountant only composes pure"):
-        epsilon(gaussian(1.0), 1e-6, "advanced")
+        compute_epsilon(gaussian(1.0), 1e-6, "advanced")
     with pytest.raises(PlanError, match="noise_multiplier"):
         GaussianEvent(noise_multiplier=-1.0)
     with pytest.raises(PlanError, match="noise must be one of"):
@@ -307,9 +310,9 @@ def test_importing_dpglm_does_not_import_dp_accounting():
     code = (
         "import sys, dpglm, dpglm.privacy.accounting, dpglm.privacy.calibration, "
         "dpglm.privacy.budget, dpglm.privacy.report, dpglm.privacy.events\n"
-        "from dpglm.privacy.accounting import epsilon\n"
+        "from dpglm.privacy.accounting import compute_epsilon\n"
         "from dpglm.privacy.events import GaussianEvent, PrivacyPlan\n"
-        "epsilon(PrivacyPlan([GaussianEvent(noise_multiplier=3.0)]), 1e-6)\n"
+        "compute_epsilon(PrivacyPlan([GaussianEvent(noise_multiplier=3.0)]), 1e-6)\n"
         "sys.exit(1 if 'dp_accounting' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
@@ -343,5 +346,5 @@ def test_plans_convert_to_dp_accounting_events():
     direct.compose(event)
     # the same, except that the Gumbel selections also take the bound of their pure DP
     # where it is smaller than their zCDP bound
-    assert epsilon(plan, 1e-6, "rdp") <= direct.get_epsilon(1e-6) * (1 + 1e-12)
-    assert epsilon(plan, 1e-6, "rdp") == pytest.approx(direct.get_epsilon(1e-6), rel=0.05)
+    assert compute_epsilon(plan, 1e-6, "rdp") <= direct.get_epsilon(1e-6) * (1 + 1e-12)
+    assert compute_epsilon(plan, 1e-6, "rdp") == pytest.approx(direct.get_epsilon(1e-6), rel=0.05)

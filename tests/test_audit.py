@@ -89,12 +89,12 @@ def scalar_sampler(mechanism, noise_multiplier, sensitivity, *, secure=False):
 @functools.cache
 def gaussian_claim(target):
     """(noise multiplier, claimed epsilon at DELTA_GAUSSIAN) from the library's calibration."""
-    from dpglm.privacy.accounting import epsilon
+    from dpglm.privacy.accounting import compute_epsilon
     from dpglm.privacy.calibration import calibrate
 
     template = PrivacyPlan([GaussianEvent(noise_multiplier=1.0)], neighbouring="replace_one")
     result = calibrate(template, epsilon=target, delta=DELTA_GAUSSIAN)
-    claim = epsilon(result.plan, DELTA_GAUSSIAN)
+    claim = compute_epsilon(result.plan, DELTA_GAUSSIAN)
     assert claim <= target
     assert claim == pytest.approx(result.epsilon)
     return result.plan.events[0].noise_multiplier, claim

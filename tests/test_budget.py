@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import GridSearchCV
 
 from dpglm.exceptions import BudgetExceededError, LedgerError, PlanError
-from dpglm.privacy.accounting import epsilon
+from dpglm.privacy.accounting import compute_epsilon
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.calibration import calibrate
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan, PureDPEvent
@@ -47,13 +47,13 @@ class ChargingRegressor(RegressorMixin, BaseEstimator):
 
 def test_charges_compose_with_the_accountant_not_by_adding_epsilons():
     plan = gaussian(40.0)
-    one = epsilon(plan, 1e-6)
+    one = compute_epsilon(plan, 1e-6)
     budget = PrivacyBudget(epsilon=2.5 * one, delta=1e-6)
     for _ in range(4):
         budget.charge(plan)
     # four charges of `one` each fit in 2.5 times `one`: Gaussian DP composes in mu
     assert len(budget.charges) == 4
-    assert budget.spent() == pytest.approx(epsilon(gaussian(40.0, 400), 1e-6))
+    assert budget.spent() == pytest.approx(compute_epsilon(gaussian(40.0, 400), 1e-6))
     assert budget.spent() < 2.5 * one < 4 * one
     assert budget.charges[-1].epsilon_after == pytest.approx(budget.spent())
 
@@ -113,7 +113,7 @@ def test_ten_fits_through_grid_search_charge_ten_times():
     assert len(budget.charges) == 10
     labels = [c.label for c in budget.charges]
     assert labels.count("ChargingRegressor(alpha=0.1)") == 5
-    assert budget.spent() > epsilon(calibrate(gaussian(1.0, 10), 0.5, 1e-6).plan, 1e-6)
+    assert budget.spent() > compute_epsilon(calibrate(gaussian(1.0, 10), 0.5, 1e-6).plan, 1e-6)
 
 
 def test_grid_search_stops_when_the_budget_runs_out():

@@ -194,7 +194,7 @@ def test_scikit_learn_folds_on_one_budget_draw_new_noise():
 
 
 def first_draw(budget, plan):
-    from dpglm.solvers.spending import spend
+    from dpglm.privacy.spending import spend
 
     return spend(plan, epsilon=0.5, delta=DELTA, budget=budget, random_state=0).source.uniform()
 
@@ -234,7 +234,7 @@ def test_a_charge_from_another_process_takes_the_next_index(tmp_path):
         f"""
         from dpglm.privacy.budget import PrivacyBudget
         from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-        from dpglm.solvers.spending import spend
+        from dpglm.privacy.spending import spend
 
         budget = PrivacyBudget.open({str(ledger)!r}, dataset="census")
         plan = PrivacyPlan([GaussianEvent(noise_multiplier=1.0, count=10)])
@@ -298,7 +298,7 @@ def test_two_searches_with_one_seed_on_one_budget_share_no_noise():
 
 
 def test_a_seeded_fit_says_what_its_seed_voids():
-    from dpglm.solvers.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION
+    from dpglm.privacy.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION
 
     fit = SOLVERS["dp-cd"]
     assert SEED_ASSUMPTION in fit(epsilon=1.0, delta=DELTA, random_state=0).report.assumptions
@@ -317,7 +317,7 @@ def test_a_seeded_fit_says_what_its_seed_voids():
 
 
 def test_a_search_states_its_own_seed_not_its_runs():
-    from dpglm.solvers.spending import SEED_ASSUMPTION
+    from dpglm.privacy.spending import SEED_ASSUMPTION
 
     seeded = search(None, random_state=0).privacy_report_
     unseeded = search(None, random_state=None).privacy_report_

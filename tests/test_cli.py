@@ -189,10 +189,10 @@ def test_fit_report_predict_budget_round_trip(capsys, crime_csv, tmp_path):
     assert status == 0 and err == ""
     rows = read_csv(predictions)
     assert len(rows) == 1994 and list(rows[0]) == ["prediction"]
-    from dpglm import load
+    from dpglm import load_model
     from dpglm.data import load as load_data
 
-    model = load(model_path)
+    model = load_model(model_path)
     data = load_data(crime_csv, target="target")
     expected = data.X @ model.coef_ + model.intercept_
     np.testing.assert_allclose([float(r["prediction"]) for r in rows], expected, rtol=1e-12)

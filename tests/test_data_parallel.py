@@ -1,4 +1,4 @@
-"""Data-parallel DP-GCD, DP-AGD, DP-FW and DP-SGD on row chunks: the in-memory fit, here or there.
+"""Data-parallel DP-GCD, DP-AGD, DP-GD, DP-FW and DP-SGD on row chunks: the in-memory fit anywhere.
 
 A :class:`ShardedProblem` over the row chunks of a ``dask.array`` (dense or
 ``scipy.sparse`` chunks) or of a list of files must give the in-memory fit of
@@ -28,6 +28,7 @@ from dpglm.solvers.dp_agd import dp_agd
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
 from dpglm.solvers.dp_gcd import dp_gcd
+from dpglm.solvers.dp_gd import dp_gd
 from dpglm.solvers.dp_scd import dp_scd
 from dpglm.solvers.dp_sgd import dp_sgd
 from solver_problems import local_client, make_data, seed_of
@@ -55,6 +56,10 @@ CASES = {
     "dp-agd": (
         "logistic", L2(0.01), True, True,
         lambda prob: dp_agd(prob, epsilon=2.0, delta=DELTA, max_iter=40, random_state=5),
+    ),
+    "dp-gd": (
+        "logistic", L2(0.01), True, True,
+        lambda prob: dp_gd(prob, epsilon=2.0, delta=DELTA, n_iter=20, step=1.0, random_state=5),
     ),
     "dp-fw": (
         "squared", None, False, False,
@@ -122,6 +127,8 @@ def assert_sums_only(rows, fit, labels_checked):
         k = fit.info["candidates"] + 1
         steps = fit.info["schedule"]
         assert (floats == sum(n_coords + k * len(r.selection_rho) for r in steps)).all()
+    elif solver == "dp-gd":  # one clipped gradient sum a step
+        assert (floats == fit.n_iter * n_coords).all()
     elif solver in ("DP-FW", "DP-BCFW"):
         widths = np.bincount(fit.info["blocks"])
         assert (floats == widths[fit.info["blocks"][fit.info["vertices"][:, 0]]].sum()).all()

@@ -35,10 +35,12 @@ from dpglm.exceptions import BudgetExceededError
 from dpglm.penalties import L1Ball
 from dpglm.privacy.accounting import advanced_composition_epsilon
 from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent
+from dpglm.privacy.releases import Release
 from dpglm.problem import Problem
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
 from dpglm.solvers.reference import solve_reference
-from solver_problems import local_client, make_data, seed_of
+from solver_problems import local_client, make_data, seed_of, with_less_noise
 
 DELTA = 1e-6
 ALPHA = 1e-6
@@ -403,7 +405,9 @@ def rnm_neighbours():
 
 
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
-def test_one_party_selection_audit(variant, request):
+def test_one_party_selection_audit(variant, monkeypatch, request):
+    if variant != "correct":  # the selections' scale, sent to the party, is halved
+        with_less_noise(monkeypatch, kinds=("noisy_max",))
     X, targets = rnm_neighbours()
     # a large budget, mostly to the indices, so that one selection's claim is auditable
     fit = vertical_fw(
@@ -411,15 +415,19 @@ def test_one_party_selection_audit(variant, request):
         tau=COORDS, radius=1.0, n_iter=1, clip=CLIP, feature_bounds=1.0, accountant="zcdp",
         selection_share=0.9, random_state=0,
     )  # fmt: skip
-    (selection, _) = fit.report.mechanisms
+    (selection, sharing) = fit.report.mechanisms
     assert selection.count == 1
     assert selection.sensitivity == pytest.approx(2 * CLIP / (BACKGROUND + 1), rel=1e-14)
     claim = selection.details["epsilon"]  # 2 / z, the pure epsilon of one selection
-    scale = fit.info["selection_noise_scale"][0] * (0.5 if variant != "correct" else 1.0)
+    # the party of the fit, built here to run its first step alone
+    z_selection, z_sketch = selection.noise_multiplier, sharing.noise_multiplier
     config = PartyConfig(
         index=0, features=np.arange(COORDS), tau=COORDS, radius=1.0,
         sketch=SketchSpec(X.shape[0], 1, fit.info["sketch_seed"]), clip=CLIP,
-        feature_bounds=np.ones(COORDS), noise="laplace", selection_scale=scale,
+        feature_bounds=np.ones(COORDS),
+        selection=Release(NoisyMaxEvent(noise="laplace", noise_multiplier=z_selection)),
+        selection_scale=fit.info["selection_noise_scale"][0],
+        sketch_noise=Release(GaussianEvent(noise_multiplier=z_sketch)),
         sketch_std=fit.info["sketch_noise_std"],
     )  # fmt: skip
 

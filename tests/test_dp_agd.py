@@ -27,7 +27,9 @@ from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball
 from dpglm.privacy.accounting import zcdp_epsilon_cks
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.events import ZCDPEvent
+from dpglm.privacy.filters import ZCDPFilter
 from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
+from dpglm.privacy.releases import Release
 from dpglm.privacy.report import PrivacyReport
 from dpglm.problem import Problem
 from dpglm.solvers.dp_agd import (
@@ -38,7 +40,7 @@ from dpglm.solvers.dp_agd import (
     zcdp_budget,
 )
 from dpglm.solvers.reference import solve_reference
-from solver_problems import half_gaussian_noise, judge_mu_audit, make_data, seed_of
+from solver_problems import judge_mu_audit, make_data, seed_of, with_less_noise
 
 dp_agd_module = importlib.import_module("dpglm.solvers.dp_agd")
 DELTA = 1e-6
@@ -380,11 +382,16 @@ def test_grad_avg_has_the_noise_of_one_measurement_at_the_summed_budget():
     assert w_old + w_new == pytest.approx(1.0, rel=1e-15)  # unbiased
     variance = (w_old * sigma[rho_old]) ** 2 + (w_new * sigma[rho_new]) ** 2
     assert variance == pytest.approx(sensitivity**2 / (2 * (rho_old + rho_new)), rel=1e-14)
-    # empirically, through the solver's own measurement of a gradient
+    # empirically, through the solver's own measurement of a gradient, at releases its
+    # zCDP filter hands out (C_grad = 1: sensitivity 2)
     source = make_noise_source(seed_of("grad avg"))
+    spending = ZCDPFilter(1.0, source, dp_agd_module._roles(1.0, 1.0, 2))
+    requests = [("gradient", rho_old), ("remeasure", rho_new)]
+    (first_release, second_release), rhos = spending.take(requests, step=1)
+    assert rhos == pytest.approx([rho_old, rho_new], rel=1e-14)
     g = np.linspace(-1.0, 1.0, 200_000)
-    first = dp_agd_module._measure(g, 1.0, 1 / math.sqrt(2 * rho_old), source)
-    second = dp_agd_module._measure(g, 1.0, 1 / math.sqrt(2 * rho_new), source)
+    first = dp_agd_module._measure(g, first_release)
+    second = dp_agd_module._measure(g, second_release)
     merged = grad_avg(first, rho_old, second, rho_new) - g
     want = sensitivity**2 / (2 * (rho_old + rho_new))
     df = g.size
@@ -470,15 +477,15 @@ def selection_neighbours():
     return {"D": problem((SPIKE, 0.0)), "D'": problem((SPIKE, SPIKE * MAX_STEP))}
 
 
-def subtracted_gumbel_noise(values, *, sensitivity, noise_multiplier, noise, source):
+def subtracted_gumbel_noise(release, values, *, sensitivity=None):
     """The sign error: the noise is subtracted from the scores -values."""
-    draws = source.gumbel(noise_multiplier * sensitivity, np.shape(values))
+    draws = release.source.gumbel(release.scale(), np.shape(values))
     return int(np.argmax(-np.asarray(values) - draws))
 
 
-def published_selection(values, *, sensitivity, noise_multiplier, noise, source):
+def published_selection(release, values, *, sensitivity=None):
     """The published code: one-sided exponential noise, subtracted from the scores."""
-    draws = source.exponential(noise_multiplier * sensitivity, np.shape(values))
+    draws = release.source.exponential(release.scale(), np.shape(values))
     return int(np.argmax(-np.asarray(values) - draws))
 
 
@@ -492,7 +499,8 @@ SELECTIONS = {
 @pytest.mark.parametrize("variant", SELECTIONS)
 def test_step_size_selection_audit(variant, monkeypatch, request):
     if SELECTIONS[variant] is not None:
-        monkeypatch.setattr(dp_agd_module, "noisy_min", SELECTIONS[variant])
+        # the selection's release (Release.noisy_min) is where DP-AGD's noisy min is made
+        monkeypatch.setattr(Release, "noisy_min", SELECTIONS[variant])
     problems = selection_neighbours()
     kwargs = {**one_step_fit(0.5, 0.5), "candidates": K, "max_step": MAX_STEP}
     fit = dp_agd(problems["D"], random_state=0, **kwargs)
@@ -548,7 +556,7 @@ def gradient_neighbours():
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
 def test_gradient_release_audit(variant, monkeypatch, request):
     if variant == "half noise":
-        monkeypatch.setattr(dp_agd_module, "gaussian_mechanism", half_gaussian_noise)
+        with_less_noise(monkeypatch, kinds=("gaussian",))
     problems = gradient_neighbours()
     kwargs = {**one_step_fit(0.5, 0.5), "candidates": 4, "max_step": 0.4}
     fit = dp_agd(problems["D"], random_state=0, **kwargs)

@@ -10,7 +10,6 @@ worst-case neighbouring pair. Statistical tests fail a correct implementation
 with probability below 1e-6.
 """
 
-import dataclasses
 import importlib
 import itertools
 import math
@@ -26,7 +25,6 @@ from dpglm.audit import audit_event
 from dpglm.exceptions import BudgetExceededError
 from dpglm.penalties import L1, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
-from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
 from dpglm.problem import Problem
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
@@ -39,7 +37,7 @@ from dpglm.solvers.fw_sampling import (
     make_sampling,
 )
 from dpglm.solvers.reference import solve_reference
-from solver_problems import make_data, seed_of
+from solver_problems import make_data, seed_of, with_less_noise
 
 dp_fw_module = importlib.import_module("dpglm.solvers.dp_fw")
 
@@ -727,13 +725,13 @@ def test_secure_mode(small_problem):
 def test_budget_is_charged_once_before_the_data_is_read(small_problem, monkeypatch):
     budget = PrivacyBudget(1.5, DELTA)
     reads = []
-    real_blocks = dp_fw_module._Blocks
+    real_blocks = Problem.margin_blocks
 
-    def blocks(*args, **kwargs):  # the first read of the data for training
+    def blocks(self, *args, **kwargs):  # the first read of the data for training
         reads.append(len(budget.charges))
-        return real_blocks(*args, **kwargs)
+        return real_blocks(self, *args, **kwargs)
 
-    monkeypatch.setattr(dp_fw_module, "_Blocks", blocks)
+    monkeypatch.setattr(Problem, "margin_blocks", blocks)
     kwargs = {"delta": DELTA, "radius": 1.0, "budget": budget, "random_state": 0}
     fit = dp_fw(small_problem, epsilon=1.0, noise="laplace", **kwargs)
     assert reads == [1]  # charged once, before training
@@ -771,26 +769,12 @@ def fw_neighbours():
     return {"D": Problem(X, y, "squared"), "D'": Problem(X, other, "squared")}
 
 
-def with_less_noise(real_spend, factor):
-    """``spend`` whose plan runs ``factor`` times the calibrated noise; the report is kept."""
-
-    def spend(template, **kwargs):
-        spent = real_spend(template, **kwargs)
-        events = tuple(
-            dataclasses.replace(e, noise_multiplier=e.noise_multiplier * factor)
-            for e in spent.plan.events
-        )
-        return dataclasses.replace(spent, plan=PrivacyPlan(events, spent.plan.neighbouring))
-
-    return spend
-
-
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
 @pytest.mark.parametrize("noise", ["gumbel", "laplace"])
 def test_one_selection_audit(noise, variant, monkeypatch, request):
     fails = variant != "correct"
     if fails:  # the monotone calibration: half the scale non-monotone scores need
-        monkeypatch.setattr(dp_fw_module, "spend", with_less_noise(dp_fw_module.spend, 0.5))
+        with_less_noise(monkeypatch)
     problems = fw_neighbours()
     # basic composition: the one selection gets the whole epsilon (the advanced
     # composition of one release would claim a fifth of it, too small to audit here)

@@ -27,13 +27,14 @@ from dpglm._kernels.greedy import (
     greedy_select,
     patch_clipped_gradient,
 )
+from dpglm.access.tracker import ClippedGradientTracker
 from dpglm.datafits import get_datafit
 from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, ElasticNet, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
 from dpglm.problem import Problem
-from dpglm.solvers.dp_gcd import RULES, _ClippedGradient, dp_gcd
+from dpglm.solvers.dp_gcd import RULES, dp_gcd
 from dpglm.solvers.reference import solve_reference
 from solver_problems import make_data, seed_of
 
@@ -234,7 +235,7 @@ def test_incremental_clipped_gradient_equals_a_full_recomputation(datafit, inter
     prob, rng = sparse_problem(seed_of("incremental", datafit, intercept), datafit, intercept)
     # finite thresholds, small enough that many per-sample terms are clipped
     clip = rng.uniform(0.02, 0.5, prob.n_coords)
-    state = _ClippedGradient(prob, clip)
+    state = ClippedGradientTracker(prob, clip)
     theta = np.zeros(prob.n_coords)
     assert_matches_full_computation(state, prob, theta, clip)
     patched = refreshed = 0
@@ -638,7 +639,7 @@ def test_tiny_fits_without_jit():
     np.testing.assert_allclose(fit.theta, theta, rtol=1e-10, atol=1e-12)
     # the sparse patches agree with a full recomputation here too
     clip = np.full(prob.n_coords, 0.1)
-    state = _ClippedGradient(prob, clip)
+    state = ClippedGradientTracker(prob, clip)
     theta = np.zeros(prob.n_coords)
     rng = np.random.default_rng(seed_of("nojit moves"))
     for _ in range(20):

@@ -18,13 +18,14 @@ from dpglm.estimators import DPLasso, DPLinearSVC, DPLogisticRegression, DPRidge
 from dpglm.exceptions import BudgetExceededError
 from dpglm.penalties import L1, L2, ElasticNet
 from dpglm.privacy.budget import PrivacyBudget
-from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.events import GaussianEvent
 from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.privacy.releases import Release
 from dpglm.problem import Problem
 from dpglm.solvers.dp_scd import NORMALISATION, dp_scd, row_scales
 from dpglm.solvers.dp_sgd import BatchSampler
 from dpglm.solvers.reference import solve_reference
-from solver_problems import make_data, seed_of
+from solver_problems import make_data, seed_of, with_less_noise
 
 dp_scd_module = importlib.import_module("dpglm.solvers.dp_scd")
 LAMBDA = 0.05
@@ -107,12 +108,18 @@ def test_epsilon_inf_sequential_and_samplers_reach_the_optimum(sampling):
 # -- consistency in expectation: E[v] = X^T E[alpha] ----------------------------------------
 
 
+def unit_noise(source):
+    """A private release drawing from ``source``: the steps' kernels scale its draws by sigma."""
+    return Release(GaussianEvent(noise_multiplier=1.0), source)
+
+
 def run_state(problem, sigma, clip, batch, steps, rng):
     """``(alpha, v)`` after ``steps`` private steps with noise ``sigma`` (the solver's code)."""
     lam_n = LAMBDA * problem.n_samples
     state = dp_scd_module._Steps(problem, lam_n, clip, sigma, batch, False, batch)
     sampler = BatchSampler(problem.n_samples, batch, "poisson")
-    dp_scd_module._train(state, sampler, make_noise_source(rng), steps, True, lam_n)
+    source = make_noise_source(rng)
+    dp_scd_module._train(state, sampler, source, steps, unit_noise(source), lam_n)
     return state.alpha.copy(), state.v.copy()
 
 
@@ -189,7 +196,8 @@ def test_dual_noise_covers_the_batch_or_everything(sampling):
     noise_all = sampling == "without_replacement"
     state = dp_scd_module._Steps(problem, lam_n, 0.5, 0.3, 10, False, 10, noise_all)
     sampler = BatchSampler(200, 10, sampling)
-    dp_scd_module._train(state, sampler, make_noise_source(5), 1, True, lam_n)
+    source = make_noise_source(5)
+    dp_scd_module._train(state, sampler, source, 1, unit_noise(source), lam_n)
     noised = np.count_nonzero(state.alpha)
     assert noised == 200 if noise_all else noised < 40
     fit = dp_scd(problem, sampling=sampling, random_state=0, **PRIVATE)
@@ -254,29 +262,10 @@ def audit_neighbours():
     return Problem(X, y, "squared", L2(1.0)), Problem(X, other, "squared", L2(1.0))
 
 
-def with_half_noise(real_spend):
-    def spend(template, **kwargs):
-        spent = real_spend(template, **kwargs)
-        (event,) = spent.plan.events
-        half = event.__class__(
-            **{**event.__dict__, "noise_multiplier": 0.5 * event.noise_multiplier}
-        )
-        return spent.__class__(
-            PrivacyPlan((half,), spent.plan.neighbouring),
-            spent.scale,
-            spent.calibration,
-            spent.report,
-            spent.source,
-            spent.charge,
-        )
-
-    return spend
-
-
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
 def test_one_step_audit(variant, monkeypatch, request):
     if variant == "half noise":
-        monkeypatch.setattr(dp_scd_module, "spend", with_half_noise(dp_scd_module.spend))
+        with_less_noise(monkeypatch)  # the kernel's sigma, from Release.scale, halved
     D, D_prime = audit_neighbours()
     fit = dp_scd(D, random_state=0, **AUDIT_FIT)
     assert fit.n_iter == 1 and fit.info["sampling_rate"] == 1.0

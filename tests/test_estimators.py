@@ -75,7 +75,7 @@ def test_top_level_exports_are_the_estimators():
     assert dpglm.DPLinearSVC is DPLinearSVC
     from dpglm.estimators import load_model
 
-    assert dpglm.load is load_model
+    assert dpglm.load_model is load_model
 
 
 # -- solver="auto" ------------------------------------------------------------------------

@@ -47,18 +47,20 @@ from dpglm._kernels import (
     sgd_steps_dense,
 )
 from dpglm._kernels.dual_coordinate import scd_steps_csr, scd_steps_dense
+from dpglm.access.batches import sample_norms
+from dpglm.access.sums import row_norms
 from dpglm.datafits import SQUARED
 from dpglm.distributed.vertical_fw import vertical_fw
 from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.penalties import L1, L2, L1Ball
 from dpglm.problem import Problem
-from dpglm.solvers.dp_agd import dp_agd, row_norms
+from dpglm.solvers.dp_agd import dp_agd
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
 from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.dp_gd import dp_gd
 from dpglm.solvers.dp_scd import dp_scd, row_scales
-from dpglm.solvers.dp_sgd import dp_sgd, sample_norms
+from dpglm.solvers.dp_sgd import dp_sgd
 from solver_problems import seed_of
 
 DELTA = 1e-6

@@ -1,4 +1,4 @@
-"""Saving a fitted estimator as JSON (``model.save``) and loading it back (``dpglm.load``)."""
+"""Saving a fitted estimator as JSON (``model.save``), reading it back (``dpglm.load_model``)."""
 
 import json
 import math
@@ -69,7 +69,7 @@ def _fit(model, X, y):
 
 def _round_trip(model, tmp_path, name="model.json"):
     path = model.save(tmp_path / name)
-    return path, dpglm.load(path)
+    return path, dpglm.load_model(path)
 
 
 def _assert_same_model(again, model, X):
@@ -225,7 +225,7 @@ def test_missing_ledger_warns_and_loads_without_budget(tmp_path):
     path = model.fit(*_data(model)).save(tmp_path / "model.json")
     ledger.unlink()
     with pytest.warns(UserWarning, match="no longer exists"):
-        again = dpglm.load(path)
+        again = dpglm.load_model(path)
     assert again.budget is None
 
 
@@ -236,7 +236,7 @@ def test_in_memory_budget_is_not_saved_and_loading_says_so(tmp_path):
     path = model.fit(X, y).save(tmp_path / "model.json")
     assert json.loads(path.read_text())["budget"] == {"ledger": None}
     with pytest.warns(UserWarning, match="in-memory PrivacyBudget"):
-        again = dpglm.load(str(path))
+        again = dpglm.load_model(str(path))
     assert again.budget is None
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
 
@@ -285,7 +285,7 @@ def _write(path, document):
 
 def _load_error(path, match):
     with pytest.raises(UnreadableFileError, match=match) as info:
-        dpglm.load(path)
+        dpglm.load_model(path)
     assert isinstance(info.value, DataError) and isinstance(info.value, ValueError)
     return info.value
 
@@ -358,3 +358,22 @@ def test_public_classes_round_trip(tmp_path, classes):
     document = json.loads(path.read_text())
     document["params"]["classes"] = ["other", "pos"]
     _load_error(_write(path, document), "differ from the classes parameter")
+
+
+def test_dpglm_load_is_gone_and_points_to_load_model():
+    # a model used to load with dpglm.load and data with dpglm.data.load: one name, two things
+    with pytest.raises(AttributeError, match=r"use dpglm\.load_model .* dpglm\.data\.load"):
+        dpglm.load  # noqa: B018
+    assert not hasattr(dpglm, "load")
+    assert "load" not in dpglm.__all__ and "load" not in dir(dpglm)
+    assert "load_model" in dpglm.__all__ and "load_model" in dir(dpglm)
+
+
+def test_load_model_round_trips_through_the_top_level_name(tmp_path):
+    from dpglm.estimators import load_model
+
+    assert dpglm.load_model is load_model
+    model = DPRidge(alpha=0.01, feature_bounds=1.0, random_state=0)
+    X, y = _data(model)
+    _fit(model, X, y).save(tmp_path / "model.json")
+    _assert_same_model(dpglm.load_model(tmp_path / "model.json"), model, X)

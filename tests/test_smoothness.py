@@ -13,12 +13,13 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+from dpglm.access.columns import clipped_column_mean_squares
 from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.problem import Problem
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_gcd import dp_gcd
-from dpglm.solvers.smoothness import PART, SmoothnessSpec, clipped_column_mean_squares
+from dpglm.solvers.smoothness import PART, SmoothnessSpec
 from solver_problems import seed_of
 
 DELTA = 1e-6

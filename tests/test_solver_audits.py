@@ -5,9 +5,9 @@ one record, a canary whose clipped per-sample terms sit at the clipping bound
 with opposite signs, and bounds from below (at total error probability 1e-6,
 seeded from the test name) how distinguishable the two output distributions
 are. A correct solver fails with probability below 1e-6 (a few 1e-6 where one
-test runs several audits); the broken variants, which run a plan with less
-noise while the report still claims the calibrated epsilon (``spend`` is
-patched), must fail.
+test runs several audits); the broken variants, which run with less noise while
+the report still claims the calibrated epsilon (``Release.scale``, where every
+noise of a fit gets its scale, is patched), must fail.
 
 DP-CD, one coordinate, one update: the released coefficient is a Gaussian
 mechanism, audited in the Gaussian-DP domain against the ``mu`` whose
@@ -46,8 +46,6 @@ norm: either way the canary moves the release by the full sensitivity and no
 more, so the claim is not refuted and half the noise is caught.
 """
 
-import dataclasses
-import importlib
 import math
 
 import numpy as np
@@ -56,16 +54,11 @@ import scipy.sparse as sp
 from scipy import optimize, stats
 
 from dpglm.audit import audit_epsilon, audit_event, mu_lower_bound
-from dpglm.privacy.events import PrivacyPlan
 from dpglm.problem import Problem
 from dpglm.solvers.dp_cd import dp_cd
 from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.dp_sgd import dp_sgd
-from solver_problems import seed_of
-
-dp_cd_module = importlib.import_module("dpglm.solvers.dp_cd")
-dp_gcd_module = importlib.import_module("dpglm.solvers.dp_gcd")
-dp_sgd_module = importlib.import_module("dpglm.solvers.dp_sgd")
+from solver_problems import seed_of, with_less_noise
 
 CLIP = 1.0
 ROWS = 10  # records; the canary is one of them
@@ -73,28 +66,6 @@ N_CD = 15_000  # runs per side
 N_TIGHT = 20_000
 N_PAPER = 10_000
 COORDS = 10  # DP-GCD candidates
-
-
-def with_less_noise(real_spend, factors):
-    """``spend`` whose plan has the noise of its last events times ``factors``.
-
-    The report (and so the claimed epsilon) is the calibrated one: the solver
-    then runs a plan with less noise than its report says, the bug audits exist
-    to catch.
-    """
-
-    def spend(template, **kwargs):
-        spent = real_spend(template, **kwargs)
-        events = list(spent.plan.events)
-        first = len(events) - len(factors)
-        for i, factor in enumerate(factors, start=first):
-            events[i] = dataclasses.replace(
-                events[i], noise_multiplier=events[i].noise_multiplier * factor
-            )
-        plan = PrivacyPlan(tuple(events), spent.plan.neighbouring)
-        return dataclasses.replace(spent, plan=plan)
-
-    return spend
 
 
 def check(bound, claim, fails, what):
@@ -141,7 +112,7 @@ CD_FIT = {"epsilon": 1.0, "delta": 1e-5, "passes": 1.0, "clip": CLIP, "feature_b
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
 def test_dp_cd_one_step_gaussian_audit(variant, monkeypatch, request):
     if variant == "half noise":
-        monkeypatch.setattr(dp_cd_module, "spend", with_less_noise(dp_cd_module.spend, (0.5,)))
+        with_less_noise(monkeypatch)
     problems = cd_neighbours()
     fit = dp_cd(problems["D"], random_state=0, **CD_FIT)
     assert fit.n_iter == 1 and fit.info["noise_std"].shape == (1,)
@@ -252,9 +223,7 @@ TIGHT_FIT = {"epsilon": 2.0, "delta": 1e-2, "clip": CLIP, "feature_bounds": 1.0}
 def test_dp_gcd_tight_one_step_audit(variant, monkeypatch, request):
     fails = variant != "correct"
     if fails:
-        monkeypatch.setattr(
-            dp_gcd_module, "spend", with_less_noise(dp_gcd_module.spend, (0.5, 0.5))
-        )
+        with_less_noise(monkeypatch)
     problems, runs = gcd_runs("tight", TIGHT_FIT)
     fit = dp_gcd(problems["D"], n_iter=1, random_state=0, **TIGHT_FIT)
     selection, update = check_one_step_plan(fit, "tight")
@@ -302,18 +271,18 @@ def test_dp_gcd_tight_one_step_audit(variant, monkeypatch, request):
 
 PAPER_FIT = {"epsilon": 10.0, "delta": 1e-5, "clip": CLIP, "feature_bounds": 1.0}
 PAPER_VARIANTS = {
-    # variant: (factors on the selection and update noise, selection fails, update fails)
-    "correct": ((1.0, 1.0), False, False),
-    "paper's selection scale": ((0.5, 1.0), True, False),
-    "half noise": ((0.5, 0.5), True, True),
+    # variant: (events whose noise is halved, selection fails, update fails)
+    "correct": ((), False, False),
+    "paper's selection scale": (("noisy_max",), True, False),
+    "half noise": (("noisy_max", "laplace"), True, True),
 }
 
 
 @pytest.mark.parametrize("variant", PAPER_VARIANTS)
 def test_dp_gcd_paper_one_step_audit(variant, monkeypatch, request):
-    factors, selection_fails, update_fails = PAPER_VARIANTS[variant]
-    if factors != (1.0, 1.0):
-        monkeypatch.setattr(dp_gcd_module, "spend", with_less_noise(dp_gcd_module.spend, factors))
+    halved, selection_fails, update_fails = PAPER_VARIANTS[variant]
+    if halved:
+        with_less_noise(monkeypatch, kinds=halved)
     problems, runs = gcd_runs("paper", PAPER_FIT)
     fit = dp_gcd(problems["D"], n_iter=1, noise="paper", random_state=0, **PAPER_FIT)
     selection, update = check_one_step_plan(fit, "paper")
@@ -377,7 +346,7 @@ def judge_extreme_audit(bound, mu_claim, variant, what):
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
 def test_dp_cd_one_step_audit_with_an_extreme_canary(variant, monkeypatch, request):
     if variant == "half noise":
-        monkeypatch.setattr(dp_cd_module, "spend", with_less_noise(dp_cd_module.spend, (0.5,)))
+        with_less_noise(monkeypatch)
     problems = extreme_neighbours(False)
     fit_kwargs = {**EXTREME_TARGET, "passes": 1.0, "clip": CLIP, "feature_bounds": 1.0}
     fit = dp_cd(problems["D"], random_state=0, **fit_kwargs)
@@ -401,7 +370,7 @@ def test_dp_sgd_one_step_audit_with_an_extreme_canary(variant, monkeypatch, requ
     the gradients clipped to norm C, the canary's ``+-C`` with its norm 1e308 read exactly
     (a norm overflowed to inf would make its clipped gradient 0, and no noise visible)."""
     if variant == "half noise":
-        monkeypatch.setattr(dp_sgd_module, "spend", with_less_noise(dp_sgd_module.spend, (0.5,)))
+        with_less_noise(monkeypatch)
     problems = extreme_neighbours(True)
     step = 1.0
     fit_kwargs = {

@@ -513,7 +513,7 @@ def test_the_selected_model_carries_the_search_report(tmp_path, capsys):
     path = model.save(tmp_path / "model.json")
     document = json.loads(path.read_text())
     assert document["privacy_report"] == report.to_dict()
-    assert dpglm.load(path).privacy_report_ == report
+    assert dpglm.load_model(path).privacy_report_ == report
     assert main(["report", str(path)]) == 0
     shown = capsys.readouterr().out
     assert f"({report.epsilon:.4g}, 1e-06)-differentially private" in shown

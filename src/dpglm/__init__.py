@@ -1,9 +1,17 @@
 """dpglm: differentially private linear models.
 
-The estimators and :func:`load` (a saved model) are imported on first use, so
-that ``import dpglm`` stays light (no numba, no dp-accounting).
+The estimators and :func:`load_model` (a saved model) are imported on first
+use, so that ``import dpglm`` stays light (no numba, no dp-accounting). Data
+are read with :func:`dpglm.data.load`.
+
+Examples
+--------
+>>> import dpglm
+>>> dpglm.load_model.__module__
+'dpglm.estimators'
 """
 
+from dpglm._version import __version__
 from dpglm.exceptions import (
     BudgetExceededError,
     DataError,
@@ -13,8 +21,6 @@ from dpglm.exceptions import (
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.report import PrivacyReport
 
-__version__ = "0.1.0.dev0"
-
 _LAZY = {
     "DPLinearRegression": "dpglm.estimators",
     "DPRidge": "dpglm.estimators",
@@ -22,7 +28,7 @@ _LAZY = {
     "DPElasticNet": "dpglm.estimators",
     "DPLogisticRegression": "dpglm.estimators",
     "DPLinearSVC": "dpglm.estimators",
-    "load": "dpglm.estimators",
+    "load_model": "dpglm.estimators",
     "PrivateSearchCV": "dpglm.tuning",
 }
 
@@ -41,18 +47,24 @@ __all__ = [
     "PrivacyReport",
     "PrivateSearchCV",
     "__version__",
-    "load",
+    "load_model",
 ]
+
+# a removed name -> what replaced it, so that old code fails with a pointer
+_REMOVED = {
+    "load": "dpglm.load_model (a saved model) or dpglm.data.load (a dataset)",
+}
 
 
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
+        if name in _REMOVED:
+            raise AttributeError(f"module 'dpglm' has no attribute {name!r}: use {_REMOVED[name]}")
         raise AttributeError(f"module 'dpglm' has no attribute {name!r}")
     import importlib
 
-    attribute = "load_model" if name == "load" else name
-    value = getattr(importlib.import_module(module), attribute)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -50,6 +50,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+from dpglm.privacy.targets import check_delta
+
 __all__ = [
     "EpsilonBound",
     "MuBound",
@@ -77,13 +79,6 @@ def _check_alpha(alpha) -> float:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     return alpha
-
-
-def _check_delta(delta) -> float:
-    delta = float(delta)
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
-    return delta
 
 
 def _counts(k, n):
@@ -287,7 +282,7 @@ def epsilon_lower_bound(stat0, stat1, thresholds, *, delta=0.0, alpha=1e-6) -> E
     >>> bool(0.8 < bound.epsilon <= 1.0), bound.n_tests
     (True, 2)
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     alpha = _check_alpha(alpha)
     stat0 = _statistics(stat0, "stat0")
     stat1 = _statistics(stat1, "stat1")
@@ -521,7 +516,7 @@ def choose_thresholds(
     """
     pilot0 = _statistics(pilot0, "pilot0")
     pilot1 = _statistics(pilot1, "pilot1")
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     alpha = _check_alpha(alpha)
     n_eval = int(n_eval)
     n_thresholds = int(n_thresholds)
@@ -703,7 +698,7 @@ def audit_event(
     (True, 1)
     """
     rng = _as_generator(rng)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     alpha = _check_alpha(alpha)
     n_pilot, n_eval = _split(n, pilot_fraction)
 

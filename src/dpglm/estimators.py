@@ -97,6 +97,7 @@ from dpglm.exceptions import (
 from dpglm.penalties import L1, L2, ElasticNet, NoPenalty
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.coordinates import check_positive
 from dpglm.solvers.dp_scd import row_scales
@@ -142,25 +143,6 @@ def choose_solver(problem) -> str:
     if l1 > 0 or problem.n_features >= problem.n_samples:
         return "dp-gcd"
     return "dp-sgd"
-
-
-def _check_epsilon(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
-        raise ValueError(f"epsilon must be a positive number (inf allowed), got {epsilon!r}")
-    return float(epsilon)
-
-
-def _check_delta_value(delta):
-    if delta is None:
-        return None
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 <= delta < 1:
-        raise ValueError(f"delta must be None or a number in [0, 1), got {delta!r}")
-    return float(delta)
-
-
-def _check_delta(delta, n):
-    delta = _check_delta_value(delta)
-    return default_delta(n) if delta is None else delta
 
 
 def _check_alpha(alpha):
@@ -356,8 +338,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _check_params(self):
         """Validate the hyperparameters (before the data is read); return epsilon and delta."""
-        epsilon = _check_epsilon(self.epsilon)
-        delta = _check_delta_value(self.delta)
+        # delta=None: default_delta(n), once the data is read
+        epsilon, delta = check_privacy_target(self.epsilon, self.delta, optional_delta=True)
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.smoothness not in SMOOTHNESS_MODES:

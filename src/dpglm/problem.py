@@ -15,6 +15,11 @@ quantity the privacy rules single out, the coordinate-wise smoothness
 ``M_j``, warns with :class:`~dpglm.exceptions.PrivacyLeakWarning` when it is
 computed from the data instead of from public feature bounds.
 
+A ``Problem`` is also what the solvers ask for their data: the operations of
+:class:`~dpglm.access.DataAccess` (clipped sums, margins kept between steps,
+column statistics), computed here on the records in memory, and on row chunks
+by :class:`~dpglm.distributed.data_parallel.ShardedProblem`.
+
 Examples
 --------
 >>> import numpy as np
@@ -31,11 +36,17 @@ Examples
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
+from dpglm.access.batches import BatchSteps
+from dpglm.access.blocks import MarginBlocks
+from dpglm.access.columns import clipped_column_mean_squares, column_mean_squares
+from dpglm.access.sums import GradientSums
+from dpglm.access.tracker import ClippedGradientTracker
 from dpglm.clipping import clip_features, clip_terms
 from dpglm.data import as_layout, load
 from dpglm.data.layout import nearest_layout, sparse_matrix
@@ -43,21 +54,6 @@ from dpglm.datafits import Datafit, get_datafit
 from dpglm.exceptions import ShapeMismatchError, TargetError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
 from dpglm.privacy.leaks import warn_privacy_leak
-
-
-def column_mean_squares(X):
-    """``(1/n) sum_i X_ij**2`` of every column, dense or sparse (computed from the data).
-
-    Examples
-    --------
-    >>> column_mean_squares(np.array([[1.0, 0.0], [3.0, 2.0]]))
-    array([5., 2.])
-    """
-    # an extreme entry's square overflows to inf: the mean is then inf, without a warning
-    with np.errstate(over="ignore", under="ignore"):
-        if sp.issparse(X):
-            return np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        return np.einsum("ij,ij->j", X, X) / X.shape[0]
 
 
 def _per_coordinate(name, value, length, unit):
@@ -110,11 +106,6 @@ class Problem:
     >>> prob.gradient(np.zeros(2))
     array([-0.5, -1. ])
     """
-
-    #: Whether the rows live in chunks elsewhere (on Dask workers, see
-    #: :mod:`dpglm.distributed.data_parallel`): the data-parallel solvers then build
-    #: the data side of their steps from the problem instead of reading ``X``.
-    sharded = False
 
     def __init__(self, X, y, datafit, penalty=None, fit_intercept: bool = False):
         data = load(X, y)
@@ -474,6 +465,134 @@ class Problem:
         if self.fit_intercept:
             dist = np.append(dist, abs(grad[-1]))
         return float(np.max(dist, initial=0.0))
+
+    # -- data access: what the solvers ask of their data (see dpglm.access) -----------------
+
+    def in_memory(self, solver: str):
+        """The problem with every record in this process: itself.
+
+        What a solver whose every step needs state fresh from the previous one
+        (DP-CD, DP-SCD) asks for; a
+        :class:`~dpglm.distributed.data_parallel.ShardedProblem` refuses.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.eye(2), np.zeros(2), "squared")
+        >>> prob.in_memory("DP-CD") is prob
+        True
+        """
+        return self
+
+    def dense_entries(self, n_columns=None) -> float:
+        """Entries a dense kernel reads in one pass over ``n_columns`` columns (all by default).
+
+        What sizes the kernels' threads (:func:`~dpglm._kernels.jit.threads_for`):
+        ``inf`` for sparse features, whose kernels keep the default threads.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.ones((4, 3)), np.zeros(4), "squared")
+        >>> prob.dense_entries(), prob.dense_entries(2)
+        (12, 8)
+        """
+        if sp.issparse(self.features):
+            return math.inf
+        return self.n_samples * (self.n_features if n_columns is None else n_columns)
+
+    def column_square_means(self, ceilings=None):
+        """``(1/n) sum_i X_ij**2`` of every column, or ``(1/n) sum_i min(X_ij**2, ceilings_j)``.
+
+        The column statistics behind the smoothness constants ``M_j``
+        (:mod:`dpglm.solvers.smoothness`): computed from the data, **not
+        private**; with ``ceilings`` each record's square is clipped on its own.
+
+        Parameters
+        ----------
+        ceilings : ndarray of shape (n_features,), optional
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[3.0, 1.0], [1.0, 1.0]]), np.zeros(2), "squared")
+        >>> prob.column_square_means(), prob.column_square_means(np.array([4.0, 4.0]))
+        (array([5., 1.]), array([2.5, 1. ]))
+        """
+        if ceilings is None:
+            return column_mean_squares(self.X)
+        return clipped_column_mean_squares(self.X, ceilings)
+
+    def clipped_gradient_tracker(self, clip):
+        """DP-GCD's clipped gradient at ``theta = 0``, kept up to date coordinate move after move.
+
+        See :class:`~dpglm.access.tracker.ClippedGradientTracker`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[1.0, 2.0], [3.0, 0.0]]), np.ones(2), "squared")
+        >>> tracker = prob.clipped_gradient_tracker(np.array([0.5, 0.5]))
+        >>> tracker.move(0, 1.0)
+        >>> tracker.gradient(1)
+        array([0.25, 0.  ])
+        """
+        return ClippedGradientTracker(self, clip)
+
+    def gradient_sums(self, clip_grad, clip_obj=math.inf):
+        """Sums of L2-clipped per-sample gradients and of clipped candidate losses.
+
+        What DP-AGD and DP-GD release, see :class:`~dpglm.access.sums.GradientSums`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[3.0, 4.0]]), np.ones(1), "squared")
+        >>> total, z = prob.gradient_sums(clip_grad=1.0).gradient_sum(np.zeros(2))
+        >>> total
+        array([-0.6, -0.8])
+        """
+        return GradientSums(self, clip_grad, clip_obj)
+
+    def margin_blocks(self, order, bounds, clip):
+        """Frank-Wolfe's blocks of columns, with the margins shared by all blocks.
+
+        See :class:`~dpglm.access.blocks.MarginBlocks`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.eye(3), np.ones(3), "squared")
+        >>> blocks = prob.margin_blocks(np.array([2, 0, 1]), np.array([0, 1, 3]), 1.0)
+        >>> blocks.derivatives()
+        >>> out = np.empty(2)
+        >>> blocks.gradient(1, out)  # the block of columns 0 and 1
+        >>> out
+        array([-0.33333333, -0.33333333])
+        """
+        return MarginBlocks(self, order, bounds, clip)
+
+    def batch_steps(self, theta, clip, sigma, step, inv_b, penalty_arrays):
+        """DP-SGD's steps on the rows of sampled batches, updating ``theta`` in place.
+
+        See :class:`~dpglm.access.batches.BatchSteps`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.array([[1.0], [2.0]]), np.array([1.0, 2.0]), "squared")
+        >>> theta, free = np.zeros(1), (np.zeros(1), np.zeros(1), -np.ones(1), np.ones(1))
+        >>> prob.batch_steps(theta, np.inf, 0.0, 0.5, 1.0, free).run(
+        ...     np.array([1]), np.array([1]), np.zeros((1, 1))
+        ... )
+        >>> theta  # 0 - 0.5 * (-4), then the box [-1, 1]
+        array([1.])
+        """
+        return BatchSteps(self, theta, clip, sigma, step, inv_b, penalty_arrays)
 
     def __repr__(self) -> str:
         kind = "sparse" if sp.issparse(self.features) else "dense"

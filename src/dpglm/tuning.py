@@ -81,7 +81,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
 from dpglm.exceptions import CalibrationError, PlanError, PrivacyError
@@ -94,8 +93,10 @@ from dpglm.privacy.events import (
     RepeatAndSelectEvent,
 )
 from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.privacy.releases import Release
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
-from dpglm.solvers.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
+from dpglm.privacy.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
+from dpglm.privacy.targets import Share, check_privacy_target
 
 #: parameters the search sets on every fit, which cannot be searched
 RESERVED = ("epsilon", "delta", "budget", "random_state")
@@ -334,7 +335,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         All the search's randomness comes from it. The candidates (public)
         come from the seed alone; the secret randomness (split, number of runs,
         draws, seeds of the fits, score noise) from a stream keyed to the
-        search's budget charge as well (see :func:`~dpglm.solvers.spending.spend`),
+        search's budget charge as well (see :func:`~dpglm.privacy.spending.spend`),
         so that two searches with one seed charged to one budget share none
         of it. A fixed seed reproduces a search from a fresh budget; keep it
         secret if the search is published.
@@ -444,18 +445,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"estimator must be a dpglm estimator ({', '.join(ESTIMATORS)}), "
                 f"got {type(self.estimator).__name__}"
             )
-        epsilon = _real("epsilon", self.epsilon)
-        if not epsilon > 0:
-            raise ValueError(f"epsilon must be positive (inf: non-private), got {epsilon!r}")
-        if self.delta is not None:
-            delta = _real("delta", self.delta)
-            if not 0.0 <= delta < 1.0:
-                raise ValueError(f"delta must be None or lie in [0, 1), got {self.delta!r}")
-            if delta == 0.0 and math.isfinite(epsilon):
-                raise ValueError(
-                    "delta must be > 0 for a private search: its Renyi DP accounting "
-                    "gives no guarantee at delta = 0"
-                )
+        epsilon, _ = check_privacy_target(
+            self.epsilon,
+            self.delta,
+            optional_delta=True,  # None: 1 / n**2, once n is known
+            positive_delta="its Renyi DP accounting gives no guarantee at delta = 0",
+            what="search",
+        )
         mean = _real("mean_repetitions", self.mean_repetitions)
         if not 1.0 <= mean <= MAX_MEAN_REPETITIONS:
             raise ValueError(
@@ -467,9 +463,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         fraction = _real("validation_fraction", self.validation_fraction)
         if not 0.0 < fraction < 1.0:
             raise ValueError(f"validation_fraction must lie in (0, 1), got {fraction!r}")
-        share = _real("score_share", self.score_share)
-        if not 0.0 < share < 1.0:
-            raise ValueError(f"score_share must lie in (0, 1), got {share!r}")
+        share = Share(self.score_share, "score_share")
         classifier = is_classifier(self.estimator)
         allowed = CLASSIFIER_SCORING if classifier else REGRESSOR_SCORING
         scoring = allowed[0] if self.scoring is None else self.scoring
@@ -503,8 +497,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             "mean": mean,
             "shape": shape,
             "fraction": fraction,
-            "share": share,
-            "share_fit": 1.0 - share,
+            "share": share,  # of each run's epsilon, to its noisy score; the rest to its fit
             "classifier": classifier,
             "scoring": scoring,
             "score_range": score_range,
@@ -567,6 +560,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self
         """
         from dpglm.data import load as load_data
+        from dpglm.data.rows import take_rows
 
         settings = self._check_params()
         task = "classification" if settings["classifier"] else "regression"
@@ -608,9 +602,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # the data are used from here on (above, only validated and measured)
         order = source.permutation(n)
         val_idx, train_idx = np.sort(order[:n_val]), np.sort(order[n_val:])
-        X_train, y_train = _safe_indexing(X, train_idx), _safe_indexing(y, train_idx)
-        X_val, y_val = _safe_indexing(X, val_idx), _safe_indexing(y, val_idx)
-        scorer = _Scorer(settings["scoring"], settings["score_range"], n_val)
+        X_train, y_train = take_rows(X, train_idx), take_rows(y, train_idx)
+        X_val, y_val = take_rows(X, val_idx), take_rows(y, val_idx)
+        scorer = _Scorer(settings["scoring"], settings["score_range"])
 
         # non-private: every candidate once, in order
         draws = list(range(len(candidates))) if score_event is None else None
@@ -638,9 +632,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     # selected, and its error, which depends on the data, stays inside
                     model, score = None, -math.inf
                 # drawn for a failed run too, so that the later runs' draws do not depend on it
-                if score_event is not None:
-                    scale = score_event.noise_multiplier * scorer.sensitivity
-                    score += float(source.laplace(scale))
+                if score_event is not None:  # at the plan's sensitivity, score_range / n_val
+                    score += float(Release(score_event, source).noise())
                 if score > best[0]:
                     best = (score, index, model)
         del draws
@@ -738,11 +731,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             ),
             "only the selected run is released: the number of runs and the other runs stay secret",
             "the selected model is trained on the training split only (no refit), its fit "
-            f"at epsilon {settings['share_fit'] * epsilon_rep:.4g} (its epsilon parameter); "
+            f"at epsilon {settings['share'].rest_of(epsilon_rep):.4g} (its epsilon parameter); "
             "it carries this report, the guarantee of the whole search",
             "validation score: " + _Scorer.describe(settings["scoring"], settings["score_range"]),
         )
-        fit_epsilon = settings["share_fit"] * epsilon_rep
+        fit_epsilon = settings["share"].rest_of(epsilon_rep)
         return plan, fit_epsilon, score_event, guards, planner.leaks, assumptions
 
     def _label(self, n_candidates):
@@ -796,10 +789,9 @@ def _real(name, value):
 class _Scorer:
     """A validation score: the mean of per-record terms in a range of width ``score_range``."""
 
-    def __init__(self, scoring, score_range, n_val):
+    def __init__(self, scoring, score_range):
         self.scoring = scoring
         self.score_range = score_range
-        self.sensitivity = score_range / n_val
 
     @staticmethod
     def describe(scoring, score_range):
@@ -881,7 +873,7 @@ class _Planner:
 
     def search_plan(self, epsilon_rep, final=False):
         """The search's plan at per-run epsilon ``epsilon_rep``; all candidates if ``final``."""
-        fit_epsilon = self.settings["share_fit"] * epsilon_rep
+        fit_epsilon = self.settings["share"].rest_of(epsilon_rep)
         indices = range(len(self.candidates)) if final else self._representatives
         plans, groups, leaks = {}, {}, []
         for i in indices:
@@ -915,7 +907,7 @@ class _Planner:
             for e in plans[members[0]].events:
                 events.append(replace(e, label=f"{e.label}; fit of {which}".lstrip("; ")))
         score = LaplaceEvent(
-            noise_multiplier=1.0 / (self.settings["share"] * epsilon_rep),
+            noise_multiplier=1.0 / self.settings["share"].of(epsilon_rep),
             sensitivity=self.settings["score_range"] / self.n_val,
             label="noisy validation score",
             part="validation score",
@@ -944,10 +936,10 @@ class _Planner:
     def calibrate(self):
         """The largest per-run epsilon found whose search meets the target (within rtol)."""
         target = self.settings["epsilon"]
-        share_fit = self.settings["share_fit"]
+        share = self.settings["share"]
         # the iterations use one candidate per distinct fit plan; the value returned is
         # checked with every candidate
-        self._representatives = self._group_representatives(share_fit * target)
+        self._representatives = self._group_representatives(share.rest_of(target))
         tolerance = math.log1p(-CALIBRATION_RTOL)
         points, lo, hi = [], None, None
         x = math.log(target)
@@ -958,7 +950,7 @@ class _Planner:
                 if g <= 0:
                     return math.exp(x)
                 # a candidate's plan changed group at this budget: regroup, go on
-                self._representatives = self._group_representatives(share_fit * math.exp(x))
+                self._representatives = self._group_representatives(share.rest_of(math.exp(x)))
             points.append((x, g))
             if g <= 0 and (lo is None or x > lo[0]):
                 lo = (x, g)

@@ -84,8 +84,23 @@ def distinct_subsets(n, counts, uniforms, marker, out):
 
 
 @kernel
-def _prox_update(theta, grad, noise_t, sigma, step, inv_b, l1, l2, lo, hi):
-    # theta <- prox(theta - step * (grad + sigma * noise_t) * inv_b), coordinate-wise
+def prox_update(theta, grad, noise_t, sigma, step, inv_b, l1, l2, lo, hi):
+    """One DP-SGD step from a clipped sum: ``theta <- prox(theta - step g)`` in place.
+
+    ``g = (grad + sigma * noise_t) * inv_b``, and the prox is that of ``step``
+    times the elastic-net + box penalty ``(l1, l2, lo, hi)``, coordinate-wise:
+    the end of every step of :func:`sgd_steps_dense` and :func:`sgd_steps_csr`,
+    and of a data-parallel step whose clipped sum came from row chunks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta, free = np.zeros(2), np.zeros(2)
+    >>> box = (np.full(2, -np.inf), np.array([np.inf, 0.5]))
+    >>> prox_update(theta, np.array([-2.0, -2.0]), np.zeros(2), 0.0, 1.0, 0.5, free, free, *box)
+    >>> theta
+    array([1. , 0.5])
+    """
     for j in range(theta.shape[0]):
         g = (grad[j] + sigma * noise_t[j]) * inv_b
         theta[j] = prox_elastic_net_box(theta[j] - step * g, step, l1[j], l2[j], lo[j], hi[j])
@@ -197,7 +212,7 @@ def sgd_steps_dense(
         pos = stop
         if fit_intercept:
             grad[p] = total
-        _prox_update(theta, grad, noise[t], sigma, step, inv_b, l1, l2, lo, hi)
+        prox_update(theta, grad, noise[t], sigma, step, inv_b, l1, l2, lo, hi)
 
 
 @kernel
@@ -248,4 +263,4 @@ def sgd_steps_csr(
         pos = stop
         if fit_intercept:
             grad[p] = total
-        _prox_update(theta, grad, noise[t], sigma, step, inv_b, l1, l2, lo, hi)
+        prox_update(theta, grad, noise[t], sigma, step, inv_b, l1, l2, lo, hi)

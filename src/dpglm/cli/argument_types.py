@@ -11,6 +11,7 @@ import argparse
 import math
 
 from dpglm.cli.experiments import SOLVERS
+from dpglm.privacy.targets import check_delta, check_epsilon
 
 
 def _float(text):
@@ -60,10 +61,10 @@ def epsilon_value(text):
     >>> epsilon_value("1"), epsilon_value("inf")
     (1.0, inf)
     """
-    value = _float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0 (or inf for no privacy), got {text!r}")
-    return value
+    try:
+        return check_epsilon(_float(text))
+    except ValueError as err:  # the privacy layer's own check and message
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def delta_value(text):
@@ -74,10 +75,10 @@ def delta_value(text):
     >>> delta_value("1e-6")
     1e-06
     """
-    value = _float(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text!r}")
-    return value
+    try:
+        return check_delta(_float(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def fraction(text):
@@ -178,12 +179,12 @@ def class_labels(text):
     return labels.tolist()
 
 
-def feature_bounds(text):
+def feature_bounds_value(text):
     """One public bound on ``|X_ij|`` for every feature, or one per feature (comma-separated).
 
     Examples
     --------
-    >>> feature_bounds("1"), feature_bounds("1,2.5")
+    >>> feature_bounds_value("1"), feature_bounds_value("1,2.5")
     (1.0, [1.0, 2.5])
     """
     values = [positive_float(part.strip()) for part in text.split(",")]

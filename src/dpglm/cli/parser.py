@@ -14,7 +14,7 @@ from dpglm.cli.argument_types import (
     delta_value,
     epsilon_list,
     epsilon_value,
-    feature_bounds,
+    feature_bounds_value,
     fraction,
     nonnegative_float,
     positive_float,
@@ -347,7 +347,7 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
     )
     privacy.add_argument(
         "--feature-bounds",
-        type=feature_bounds,
+        type=feature_bounds_value,
         metavar="B",
         help="public bound(s) on |X_ij|: one number, or one per feature (comma-separated); "
         "without it DP-CD and DP-GCD read smoothness constants from the data (privacy leak)",

@@ -10,9 +10,10 @@ default, or one Dask actor per party (the ``dask`` extra).
 :class:`~dpglm.distributed.data_parallel.ShardedProblem` is the data-parallel
 side: the records stay in the row chunks of a
 :class:`~dpglm.distributed.sharded.ShardedRows` (a row-chunked ``dask.array``
-or a list of files, one Dask actor per chunk), and DP-GCD, DP-AGD, private
-Frank-Wolfe and DP-SGD run on it, with the clipped sums computed on the
-chunks and the noise added once at the coordinator.
+or a list of files, one Dask actor per chunk), and DP-GCD, DP-AGD, DP-GD,
+private Frank-Wolfe and DP-SGD run on it, with the clipped sums computed on
+the chunks (it implements :class:`~dpglm.access.DataAccess`) and the noise
+added once at the coordinator.
 
 Examples
 --------

@@ -1,17 +1,20 @@
-"""Data-parallel private solvers: DP-GCD, DP-AGD, private Frank-Wolfe and DP-SGD on row chunks.
+"""Data-parallel private solvers: DP-GCD, DP-AGD, DP-GD, DP-FW and DP-SGD on row chunks.
 
 A :class:`ShardedProblem` is a :class:`~dpglm.problem.Problem` whose records
 live in the row chunks of a :class:`~dpglm.distributed.sharded.ShardedRows`
 (a row-chunked ``dask.array``, dense or with ``scipy.sparse`` chunks, or a
 list of files, each loaded by the worker that owns it). The in-memory solvers
 run on it unchanged: :func:`~dpglm.solvers.dp_gcd.dp_gcd`,
-:func:`~dpglm.solvers.dp_agd.dp_agd`, :func:`~dpglm.solvers.dp_fw.dp_fw` (and
-:func:`~dpglm.solvers.dp_fw.dp_bcfw`) and :func:`~dpglm.solvers.dp_sgd.dp_sgd`
-validate, plan, calibrate, charge the budget, draw every random number and
-select exactly as they do in memory. Only the data side of a step (the
-object that reads ``X``) is replaced by one that asks the chunks for their
-**clipped sums**, adds them in chunk order, and hands the total to the
-solver, which adds the noise once, here, from the fit's single noise source.
+:func:`~dpglm.solvers.dp_agd.dp_agd`, :func:`~dpglm.solvers.dp_gd.dp_gd`,
+:func:`~dpglm.solvers.dp_fw.dp_fw` (and :func:`~dpglm.solvers.dp_fw.dp_bcfw`)
+and :func:`~dpglm.solvers.dp_sgd.dp_sgd` validate, plan, calibrate, charge the
+budget, draw every random number and select exactly as they do in memory.
+They reach their data only through the operations of
+:class:`~dpglm.access.DataAccess`, which a :class:`ShardedProblem` implements
+by asking the chunks for their **clipped sums** (each chunk running the
+in-memory code of :mod:`dpglm.access` on its rows), adding them in chunk
+order, and handing the total to the solver, which adds the noise once, here,
+from the fit's single noise source.
 
 Layout: row chunks, for every solver
     A clipped gradient is a sum over records of per-record clipped terms, so
@@ -40,11 +43,11 @@ DP-FW (:func:`~dpglm.solvers.dp_fw.dp_fw`, :func:`~dpglm.solvers.dp_fw.dp_bcfw`)
     The same: every coordinate's clipped sum (every vertex is scored). The
     margin updates of a step (``z <- (1 - mu) z + mu r X_j``) travel with the
     next request; one round trip per drawn block.
-DP-AGD (:func:`~dpglm.solvers.dp_agd.dp_agd`)
+DP-AGD (:func:`~dpglm.solvers.dp_agd.dp_agd`), DP-GD (:func:`~dpglm.solvers.dp_gd.dp_gd`)
     Each step asks the chunks for the sum of their per-sample L2-clipped
     gradients (``n_coords`` floats; the margins stay on the chunks), then,
-    for each selection, for the ``K + 1`` sums of clipped candidate losses
-    along the noisy direction (``K + 1`` floats).
+    for each selection of DP-AGD, for the ``K + 1`` sums of clipped candidate
+    losses along the noisy direction (``K + 1`` floats).
 DP-SGD (:func:`~dpglm.solvers.dp_sgd.dp_sgd`)
     The coordinator draws the batch (Poisson or without replacement, from the
     fit's source, exactly as in memory) and sends each chunk the indices of
@@ -62,7 +65,8 @@ Why DP-CD stays on one machine
     round trips, not the arithmetic, would set the speed; DP-GCD does the
     same kind of coordinate step with one round trip per step and is the
     method to distribute. Its in-memory kernels stay where they are (a
-    :class:`ShardedProblem` passed to DP-CD raises, saying so).
+    :class:`ShardedProblem` passed to DP-CD raises, saying so, from
+    :meth:`ShardedProblem.in_memory`). DP-SCD likewise.
 
 Privacy
     The plan, its calibration, the budget charge and the report are the
@@ -130,18 +134,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
-from dpglm._kernels.stochastic import _prox_update
+from dpglm._kernels.stochastic import prox_update
+from dpglm.access.batches import sample_norms
+from dpglm.access.sums import candidate_losses, clipped_gradient_sum, row_norms
 from dpglm.datafits import get_datafit
 from dpglm.distributed.sharded import ShardedRows, chunk_op
 from dpglm.exceptions import TargetError
 from dpglm.penalties import NoPenalty, get_penalty
-from dpglm.privacy.leaks import warn_privacy_leak
-from dpglm.problem import Problem, column_mean_squares
-from dpglm.solvers.dp_agd import _Objective, candidate_losses, clipped_gradient_sum, row_norms
-from dpglm.solvers.dp_fw import _Blocks
-from dpglm.solvers.dp_gcd import _ClippedGradient
-from dpglm.solvers.dp_sgd import sample_norms
-from dpglm.solvers.smoothness import clipped_column_mean_squares
+from dpglm.problem import Problem
 
 __all__ = ["ShardedProblem"]
 
@@ -175,10 +175,7 @@ def _clipped_gradient_sum(chunk, config, theta, clip):
 @chunk_op
 def _column_square_sums(chunk, config, ceilings):
     """``sum_i X_ij**2`` per column, or ``sum_i min(X_ij**2, ceilings_j)`` (clipped per record)."""
-    X = chunk.problem(*config).X
-    if ceilings is None:
-        return column_mean_squares(X) * chunk.n
-    return clipped_column_mean_squares(X, ceilings) * chunk.n
+    return chunk.problem(*config).column_square_means(ceilings) * chunk.n
 
 
 @chunk_op
@@ -188,7 +185,7 @@ def _greedy_gradient(chunk, config, moves, clip):
     if chunk.resident:  # the in-memory tracker on the chunk (sparse patches included)
         state = chunk.state.get("greedy")
         if state is None:
-            state = chunk.state["greedy"] = _ClippedGradient(prob, clip)
+            state = chunk.state["greedy"] = prob.clipped_gradient_tracker(clip)
         for j, d in moves:
             state.move(j, d)
         return state.G * chunk.n
@@ -231,7 +228,7 @@ def _fw_gradient(chunk, config, order, bounds, clip, margin_moves, b):
     """Frank-Wolfe: apply the pending margin moves, then block ``b``'s clipped gradient sums."""
     blocks = chunk.state.get("blocks")
     if blocks is None:
-        blocks = _Blocks(chunk.problem(*config), order, bounds, clip)
+        blocks = chunk.problem(*config).margin_blocks(order, bounds, clip)
         if "z" in chunk.state:  # a spilled chunk: the margins outlive the mapped rows
             blocks.z, blocks.s = chunk.state["z"], chunk.state["s"]
         else:
@@ -248,9 +245,9 @@ def _fw_gradient(chunk, config, order, bounds, clip, margin_moves, b):
             _, a, e, values, factor = move
             theta = np.zeros(len(order))
             theta[a:e] = values
-            blocks._add_block(a, e, theta, factor)
+            blocks.add_block(a, e, theta, factor)
         else:
-            blocks._add_column(move[1], move[2])
+            blocks.add_column(move[1], move[2])
     out = np.empty(bounds[b + 1] - bounds[b])
     blocks.gradient(b, out)
     return out * chunk.n
@@ -282,8 +279,9 @@ def _sgd_batch(chunk, config, theta, clip, rows):
 # --- the solvers' data sides, at the coordinator -------------------------------------------
 
 
-class _GreedyGradient:
-    """DP-GCD's clipped gradient (see ``dp_gcd._ClippedGradient``) with the margins on the chunks.
+class _ClippedGradientTracker:
+    """DP-GCD's clipped gradient (see :class:`~dpglm.access.tracker.ClippedGradientTracker`)
+    with the margins on the chunks.
 
     A move is sent with the next request for the gradient, so a step that
     does not move its coordinate costs no round trip.
@@ -310,16 +308,18 @@ class _GreedyGradient:
         self.pending.append((int(j), float(d)))
 
 
-class _ShardedObjective(_Objective):
-    """DP-AGD's objective with the margins on the chunks (``z`` is never sent here)."""
+class _GradientSums:
+    """The clipped sums of :class:`~dpglm.access.sums.GradientSums`, with the margins on the
+    chunks (``z`` is never sent here)."""
 
-    def __init__(self, problem, clip_grad, clip_obj, l2):
-        super().__init__(problem, clip_grad, clip_obj, l2)
+    def __init__(self, problem, clip_grad, clip_obj):
+        self.problem = problem
+        self.clip_grad, self.clip_obj = clip_grad, clip_obj
         self.iteration = -1
         problem.shards.reset()
 
     def gradient_sum(self, theta):
-        # DP-AGD reads one gradient per step, first thing: this counts its steps
+        # DP-AGD and DP-GD read one gradient per step, first thing: this counts their steps
         self.iteration += 1
         args = (np.asarray(theta, dtype=float), self.clip_grad)
         return self.problem._sum(_agd_gradient, "columns", args, iteration=self.iteration), None
@@ -329,22 +329,22 @@ class _ShardedObjective(_Objective):
         return self.problem._sum(_agd_losses, "columns", args, iteration=self.iteration)
 
 
-class _ShardedBlocks(_Blocks):
-    """Frank-Wolfe's blocks with the margins on the chunks.
+class _MarginBlocks:
+    """Frank-Wolfe's blocks (:class:`~dpglm.access.blocks.MarginBlocks`) with the margins on
+    the chunks.
 
     The margin moves of a step (:meth:`derivatives`, :meth:`scale_margins`,
-    ``_add_block``, ``_add_column``) are queued and sent, in order, with the
-    next request for a block's gradient, where each chunk replays them with
-    the in-memory ``_Blocks``; the selection (``_Blocks.step``) runs here.
+    :meth:`add_block`, :meth:`add_column`) are queued and sent, in order, with
+    the next request for a block's gradient, where each chunk replays them with
+    the in-memory ``MarginBlocks``; the selection runs in the solver, here.
     """
 
-    def __init__(self, problem, order, bounds, clip):  # no super(): the data is not here
+    def __init__(self, problem, order, bounds, clip):
         self.problem = problem
         self.order = np.asarray(order, dtype=np.int64)
         self.bounds = np.asarray(bounds, dtype=np.int64)
         self.clip_value = float(clip)
         self.n = problem.n_samples
-        self.sparse = True  # no kernel runs here: leave the coordinator's threads alone
         self.pending: list = []
         self.iteration = -1
         problem.shards.reset()
@@ -363,15 +363,16 @@ class _ShardedBlocks(_Blocks):
         out[:] = self.problem._sum(_fw_gradient, "columns", args, iteration=self.iteration)
         out /= self.n
 
-    def _add_block(self, a, e, theta, factor):
+    def add_block(self, a, e, theta, factor):
         self.pending.append(("block", int(a), int(e), np.array(theta[a:e]), float(factor)))
 
-    def _add_column(self, j, a):
+    def add_column(self, j, a):
         self.pending.append(("column", int(j), float(a)))
 
 
-class _ShardedSteps:
-    """DP-SGD's steps (see ``dp_sgd._Steps``): batches gathered on their chunks, noise here."""
+class _BatchSteps:
+    """DP-SGD's steps (:class:`~dpglm.access.batches.BatchSteps`): batches gathered on their
+    chunks, noise here."""
 
     def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
         self.problem = problem
@@ -399,7 +400,7 @@ class _ShardedSteps:
                 self.grad += self.problem._sum(
                     _sgd_batch, "rows", args, chunk_args=gathered, iteration=self.done
                 )
-            _prox_update(
+            prox_update(
                 self.theta, self.grad, noise[t], self.sigma, self.step, self.inv_b,
                 *self.penalty_arrays,
             )  # fmt: skip
@@ -412,13 +413,15 @@ class _ShardedSteps:
 class ShardedProblem(Problem):
     """A :class:`~dpglm.problem.Problem` whose records live in row chunks.
 
-    The solvers DP-GCD, DP-AGD, DP-FW / DP-BCFW and DP-SGD accept it in place
-    of an in-memory problem (see the module docstring); DP-CD and DP-SCD do
-    not. Methods that return per-record values (``margins``,
-    ``derivatives``) or the features (``X``, ``rows``) raise: the records
-    stay on their chunks. The objective and gradients are sums computed on
-    the chunks, and, like those of :class:`~dpglm.problem.Problem`, **not
-    private**: for measuring a fit on data one may look at.
+    The solvers DP-GCD, DP-AGD, DP-GD, DP-FW / DP-BCFW and DP-SGD accept it in
+    place of an in-memory problem (see the module docstring): it implements
+    every operation of :class:`~dpglm.access.DataAccess` on its chunks. DP-CD
+    and DP-SCD do not accept it (:meth:`in_memory` refuses). Methods that
+    return per-record values (``margins``, ``derivatives``) or the features
+    (``X``, ``rows``) raise: the records stay on their chunks. The objective
+    and gradients are sums computed on the chunks, and, like those of
+    :class:`~dpglm.problem.Problem`, **not private**: for measuring a fit on
+    data one may look at.
 
     Parameters
     ----------
@@ -440,7 +443,6 @@ class ShardedProblem(Problem):
     >>> rows.close()
     """
 
-    sharded = True
     #: bounds the chunks clip their entries to (see :meth:`clipped_to`)
     feature_bounds = None
 
@@ -501,8 +503,8 @@ class ShardedProblem(Problem):
     def _elsewhere(self, what):
         return TypeError(
             f"{what} of a ShardedProblem stay on its row chunks; the data-parallel solvers "
-            "(dp_gcd, dp_agd, dp_fw, dp_bcfw, dp_sgd) read them there, and DP-CD and DP-SCD "
-            "need an in-memory Problem (see dpglm.distributed.data_parallel)"
+            "(dp_gcd, dp_agd, dp_gd, dp_fw, dp_bcfw, dp_sgd) read them there, and DP-CD and "
+            "DP-SCD need an in-memory Problem (see dpglm.distributed.data_parallel)"
         )
 
     @property
@@ -563,53 +565,72 @@ class ShardedProblem(Problem):
         args = (self._check_theta(theta), self._check_clip(clip))
         return self._sum(_clipped_gradient_sum, "columns", args) / self.n_samples
 
-    # -- the solvers' data sides (called by the solvers) --------------------------------------
+    # -- data access: what the solvers ask (dpglm.access.DataAccess), on the chunks ---------
 
-    def greedy_gradient(self, clip):
-        """DP-GCD's clipped gradient, kept on the chunks."""
-        return _GreedyGradient(self, clip)
+    def in_memory(self, solver: str):
+        """Refuse: ``solver`` needs every record in this process (DP-CD, DP-SCD).
 
-    def agd_objective(self, clip_grad, clip_obj, l2):
-        """DP-AGD's clipped gradient sums and candidate losses, on the chunks."""
-        return _ShardedObjective(self, clip_grad, clip_obj, l2)
+        Each of their steps needs state fresh from the previous one, a round
+        trip to the row chunks per step (see the module docstring). Raised
+        before anything is planned or charged.
 
-    def fw_blocks(self, order, bounds, clip):
-        """Frank-Wolfe's blocks, with the margins on the chunks."""
-        return _ShardedBlocks(self, order, bounds, clip)
-
-    def sgd_steps(self, theta, clip, sigma, step, inv_b, penalty_arrays):
-        """DP-SGD's steps, the batches' clipped sums gathered on their chunks."""
-        return _ShardedSteps(self, theta, clip, sigma, step, inv_b, penalty_arrays)
-
-    def smoothness(self, spec, *, source):
-        """``M_j`` of a :class:`~dpglm.solvers.smoothness.SmoothnessSpec`, from the chunks' sums.
-
-        The arithmetic of :meth:`SmoothnessSpec.estimate
-        <dpglm.solvers.smoothness.SmoothnessSpec.estimate>`, on column sums of
-        (clipped) ``X_ij**2`` computed by the chunks; public bounds read nothing.
+        Examples
+        --------
+        >>> from dpglm.distributed import ShardedRows
+        >>> rows = ShardedRows.from_array(np.eye(2), np.zeros(2), chunks=1)
+        >>> try:
+        ...     ShardedProblem(rows, "squared").in_memory("DP-CD")
+        ... except TypeError as error:
+        ...     print(str(error).split(":")[0])
+        DP-CD needs an in-memory Problem
+        >>> rows.close()
         """
-        if spec.mode == "bounds":
-            return spec.estimate(self, source=source)
-        ceilings = None if spec.mode == "data" else spec.bounds**2
-        means = self._sum(_column_square_sums, "columns", (ceilings,)) / self.n_samples
-        if spec.mode == "data":
-            warn_privacy_leak(
-                "coordinate-wise smoothness constants M_j computed from the raw data without "
-                "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
-                "this leak",
-                stacklevel=3,
-            )
-            squares = means
-        else:
-            event = spec.plan.events[0]
-            noisy = means / ceilings + np.asarray(
-                source.laplace(event.noise_multiplier * event.sensitivity, self.n_features)
-            )
-            squares = ceilings * np.maximum(noisy, 1.0 / self.n_samples)
-        M = self.datafit.curvature * squares
-        if self.fit_intercept:
-            M = np.append(M, self.datafit.curvature)
-        return M
+        raise TypeError(
+            f"{solver} needs an in-memory Problem: each of its steps needs state fresh "
+            "from the previous one, a round trip to the row chunks per step; use a "
+            "data-parallel solver (dp_gcd, dp_agd, dp_gd, dp_fw, dp_bcfw, dp_sgd) on a "
+            "ShardedProblem (see dpglm.distributed.data_parallel)"
+        )
+
+    def dense_entries(self, n_columns=None) -> float:
+        """``inf``: no kernel reads records here, so the coordinator's threads stay as they are.
+
+        On a worker, the chunks' kernels run on the worker's threads.
+        """
+        return math.inf
+
+    def column_square_means(self, ceilings=None):
+        """``(1/n) sum_i X_ij**2`` per column, or with each square clipped to ``ceilings_j``.
+
+        The chunks sum their records' (clipped) squares; the coordinator adds
+        the sums in chunk order (see :meth:`Problem.column_square_means
+        <dpglm.problem.Problem.column_square_means>`). Not private.
+
+        Examples
+        --------
+        >>> from dpglm.distributed import ShardedRows
+        >>> rows = ShardedRows.from_array(np.array([[3.0], [1.0]]), np.zeros(2), chunks=1)
+        >>> ShardedProblem(rows, "squared").column_square_means(np.array([4.0]))
+        array([2.5])
+        >>> rows.close()
+        """
+        return self._sum(_column_square_sums, "columns", (ceilings,)) / self.n_samples
+
+    def clipped_gradient_tracker(self, clip):
+        """DP-GCD's clipped gradient, kept on the chunks."""
+        return _ClippedGradientTracker(self, clip)
+
+    def gradient_sums(self, clip_grad, clip_obj=math.inf):
+        """DP-AGD's and DP-GD's clipped gradient sums and candidate losses, on the chunks."""
+        return _GradientSums(self, clip_grad, clip_obj)
+
+    def margin_blocks(self, order, bounds, clip):
+        """Frank-Wolfe's blocks, with the margins on the chunks."""
+        return _MarginBlocks(self, order, bounds, clip)
+
+    def batch_steps(self, theta, clip, sigma, step, inv_b, penalty_arrays):
+        """DP-SGD's steps, the batches' clipped sums gathered on their chunks."""
+        return _BatchSteps(self, theta, clip, sigma, step, inv_b, penalty_arrays)
 
     def __repr__(self) -> str:
         kind = "sparse" if self.shards.sparse else "dense"

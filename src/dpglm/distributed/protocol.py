@@ -56,6 +56,7 @@ from dpglm.data.layout import as_layout
 from dpglm.datafits import get_datafit
 from dpglm.exceptions import DpglmError
 from dpglm.privacy.mechanisms import make_noise_source
+from dpglm.privacy.releases import Release
 from dpglm.solvers.fw_sampling import TauNice
 
 __all__ = [
@@ -260,12 +261,17 @@ class PartyConfig:
         ``C``, bound on every per-sample gradient term (``inf``: no clipping).
     feature_bounds : ndarray or None
         ``b_j`` per column: entries are clipped to ``[-b_j, b_j]`` (``None``: not clipped).
-    noise : {"laplace", "gumbel"} or None
-        Selection noise (``None``: exact selection).
+    selection : Release or None
+        The release of the plan's selection event (Laplace or Gumbel noisy
+        max), unbound: the party draws its unit noise from its own stream
+        (``None``: exact selection).
     selection_scale : float
-        Scale of the selection noise (``multiplier * 2 r_k C / n``).
+        Scale of the selection noise, the release's at the sensitivity ``2 r_k C / n``.
+    sketch_noise : Release or None
+        The release of the plan's Gaussian sketch event, unbound (``None``: no noise).
     sketch_std : ndarray or None
-        Std of the Gaussian noise on the sketch of each column (``None``: no noise).
+        Std of the Gaussian noise on the sketch of each column, the release's
+        at the sensitivity ``2 b_j max_i ||J e_i||`` (``None``: no noise).
     datafit : str
     """
 
@@ -276,8 +282,9 @@ class PartyConfig:
     sketch: SketchSpec
     clip: float = math.inf
     feature_bounds: np.ndarray | None = None
-    noise: str | None = None
+    selection: Release | None = None
     selection_scale: float = 0.0
+    sketch_noise: Release | None = None
     sketch_std: np.ndarray | None = None
     datafit: str = _SQUARED
 
@@ -338,6 +345,13 @@ class Party:
         self._y = np.ascontiguousarray(y, dtype=float)
         self._n = self._y.shape[0]
         self._source = make_noise_source(seed, secure=secure)
+        if (config.sketch_std is None) != (config.sketch_noise is None):
+            raise ValueError("sketch_std and sketch_noise are given together, or neither")
+        # the plan's releases, drawing from this party's own stream
+        self._selection, self._sketch_noise = (
+            None if release is None else release.bind(self._source)
+            for release in (config.selection, config.sketch_noise)
+        )
         self._sampling = TauNice(len(config.features), config.tau)
         self._G = config.sketch.gaussian()
         self._inv_sqrt_m = 1.0 / math.sqrt(config.sketch.m)
@@ -375,17 +389,15 @@ class Party:
         cols = self._sampling.sample(source, 1)[0]
         g = self._gradient(cols, s)
         width = 2 * cols.size
-        if config.noise is None:
+        if self._selection is None:
             draws = np.zeros(width)
-        elif config.noise == "gumbel":
-            draws = np.asarray(source.gumbel(1.0, width), dtype=float)
-        else:
-            draws = np.asarray(source.laplace(1.0, width), dtype=float)
+        else:  # unit draws, which the kernel scales
+            draws = np.asarray(self._selection.unit(width), dtype=float)
         c = int(noisy_vertex(g, config.radius, draws, config.selection_scale))
         j, sign = int(cols[c // 2]), 1 - 2 * (c % 2)
         sketch = self._sketch_column(j)
         if config.sketch_std is not None:
-            noise = np.asarray(source.standard_normal(sketch.size), dtype=float)
+            noise = np.asarray(self._sketch_noise.unit(sketch.size), dtype=float)
             sketch += config.sketch_std[j] * noise
         self._iteration += 1
         return encode_message(int(config.features[j]), sign, sketch)

@@ -124,6 +124,9 @@ from dpglm.distributed.protocol import (
 from dpglm.penalties import NoPenalty
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, keyed_seed_sequence
+from dpglm.privacy.releases import Release
+from dpglm.privacy.spending import calibrate_cached, spend
+from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
@@ -131,10 +134,9 @@ from dpglm.solvers.coordinates import (
     check_positive_int,
     neighbouring_assumptions,
 )
-from dpglm.solvers.dp_fw import NEIGHBOURING, _check_problem, _check_radius, fw_plan
+from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem, fw_plan
 from dpglm.solvers.fw_sampling import Distributed
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import calibrate_cached, check_privacy_target, spend
 
 __all__ = ["vertical_fw"]
 
@@ -148,7 +150,7 @@ SHARING_PART = "feature sharing"
 
 
 def _check_squared(problem, what):
-    _check_problem(problem, SOLVER)
+    check_fw_problem(problem, SOLVER)
     if problem.datafit.name != "squared":
         raise ValueError(
             f"{what} has the {problem.datafit.name} loss; the vertical protocol fits the "
@@ -227,16 +229,6 @@ def _check_feature_bounds(value, d, private):
     if not (np.isfinite(bounds).all() and (bounds > 0).all()):
         raise ValueError(f"feature_bounds must be positive and finite, got {value!r}")
     return bounds
-
-
-def _check_share(value):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not 0.0 < float(value) < 1.0
-    ):
-        raise ValueError(f"selection_share must lie in (0, 1), got {value!r}")
-    return float(value)
 
 
 def _child(root, i):
@@ -325,7 +317,7 @@ def _events(n_releases, noise, selection_sensitivity, sketch_sensitivity, share)
         "+-r_k e_j of its tau sampled coordinates, g from the public sketch with every "
         "per-sample term clipped to C (sensitivity 2 r C / n, shown for the largest r)",
     )
-    rho_sketch = selection.rho * (1.0 - share) / share
+    rho_sketch = share.matching(selection.rho)
     sketch = GaussianEvent(
         noise_multiplier=1.0 / math.sqrt(2.0 * rho_sketch),
         count=n_releases,
@@ -372,8 +364,7 @@ def _spend(selection, sketch, *, epsilon, delta, accountant, share, budget, labe
             secure=secure,
         )
         return spent, {"mode": "accounted" if accountant is not None else "none"}
-    eps1, delta1 = share * epsilon, share * delta
-    eps2, delta2 = epsilon - eps1, delta - delta1
+    (eps1, delta1), (eps2, delta2) = share.split(epsilon, delta)
     selected = calibrate_cached(PrivacyPlan((selection,), NEIGHBOURING), eps1, delta1, "advanced")
     z_selection = selected.plan.events[0].noise_multiplier
     z_sketch = paper_sketch_multiplier(n_releases, eps2, delta2)
@@ -493,7 +484,7 @@ def vertical_fw(
         Charged with the whole plan before any party starts.
     random_state : None, int, SeedSequence, Generator or NoiseSource
         Seeds every party's stream (spawned, and keyed to the budget charge as
-        in :func:`~dpglm.solvers.spending.spend`) and the public seed of ``J``
+        in :func:`~dpglm.privacy.spending.spend`) and the public seed of ``J``
         (not keyed: ``J`` is public and drawn before the charge). A
         NoiseSource gives four draws of its Generator as the seed.
     secure : bool, default=False
@@ -533,7 +524,9 @@ def vertical_fw(
     >>> fit.info["uplink"]["per_party"].tolist()  # 200 x (one int64 + 3 float64)
     [6400, 6400]
     """
-    epsilon, delta = check_privacy_target(epsilon, delta)
+    epsilon, delta = check_privacy_target(
+        epsilon, delta, positive_delta="the sketched features are released with Gaussian noise"
+    )
     private = not math.isinf(epsilon)
     n_iter = check_positive_int("n_iter", n_iter)
     blocks, y, sampling, problem = _split(problem_or_blocks, parties, tau)
@@ -541,20 +534,15 @@ def vertical_fw(
     clip = check_positive("clip", clip, allow_inf=True)
     if noise not in NOISES:
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    share = _check_share(selection_share)
+    share = Share(selection_share, "selection_share")
     sketch_dim = _check_sketch_dim(sketch_dim)
     sketch_seed = _check_sketch_seed(sketch_seed)
     penalty = problem.penalty if problem is not None else NoPenalty()
-    radii = _check_radius(radius, K, penalty)
+    radii = block_radii(radius, K, penalty)
     radii = np.broadcast_to(radii, (K,)).copy()
     bounds = _check_feature_bounds(feature_bounds, d, private)
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    if private and delta == 0:
-        raise ValueError(
-            "delta must be positive for a private fit: the sketched features are released "
-            "with Gaussian noise"
-        )
     if accountant is not None and not isinstance(accountant, str):
         raise TypeError(f"accountant must be a name or None, got {accountant!r}")
     engine = get_engine(engine)
@@ -599,12 +587,16 @@ def vertical_fw(
     )
     # the budget is charged: only now do the parties read their data, with streams keyed to it
     seeds = _party_seeds(root, K, None if spent.charge is None else spent.charge.noise_key)
-    z_selection, z_sketch = (e.noise_multiplier for e in spent.plan.events)
+    selection_release, sketch_release = spent.release(0), spent.release(1)
+    # one record moves party k's vertex scores by at most 2 r_k C / n, and its sketched
+    # column J a_j by at most 2 b_j max_i ||J e_i||
+    selection_scale = selection_release.scale(2.0, radii, clip, over=n)
     if private:
-        selection_scale = z_selection * 2.0 * radii * clip / n
-        sketch_std = z_sketch * 2.0 * bounds * column_norm
+        sketch_std = sketch_release.scale(2.0, bounds, column_norm)
     else:
-        selection_scale, sketch_std, clip = np.zeros(K), None, math.inf
+        sketch_std, clip = None, math.inf
+    # each party binds the releases to its own stream
+    selection_noise, sketch_noise = (Release(e) for e in spent.plan.events)
     steps = 2.0 / (sampling.p_min * np.arange(n_iter) + 2.0)
     owner = np.empty(d, dtype=np.int64)
     setups = []
@@ -618,8 +610,9 @@ def vertical_fw(
             sketch=sketch,
             clip=clip,
             feature_bounds=None if not private else bounds[features],
-            noise=noise if private else None,
+            selection=selection_noise if private else None,
             selection_scale=float(selection_scale[k]),
+            sketch_noise=sketch_noise if private else None,
             sketch_std=None if sketch_std is None else sketch_std[features],
         )
         setups.append(PartySetup(config, blocks[k], y, seed=seeds[k], secure=source_secure))

@@ -2,8 +2,12 @@
 
 A solver describes what it will release as a :class:`PrivacyPlan`, has
 :func:`calibrate` find the least noise that meets the target, charges the plan
-to a :class:`PrivacyBudget` before touching the data, draws its noise with the
-mechanisms, and returns a :class:`PrivacyReport`.
+to a :class:`PrivacyBudget` before touching the data (all three through
+:func:`~dpglm.privacy.spending.spend`), draws its noise through the
+:class:`~dpglm.privacy.releases.Release` of each calibrated event (the one
+place where a multiplier and a sensitivity become a noise scale), and returns
+a :class:`PrivacyReport`. Targets are validated, and budgets split into
+shares, in :mod:`dpglm.privacy.targets`.
 
 Examples
 --------
@@ -13,7 +17,13 @@ Examples
 >>> _ = PrivacyBudget(epsilon=3.0, delta=1e-6).charge(result.plan, label="fit")
 """
 
-from dpglm.privacy.accounting import ACCOUNTANTS, Accounting, account, epsilon, get_accountant
+from dpglm.privacy.accounting import (
+    ACCOUNTANTS,
+    Accounting,
+    account,
+    compute_epsilon,
+    get_accountant,
+)
 from dpglm.privacy.budget import Charge, PrivacyBudget
 from dpglm.privacy.calibration import CalibrationResult, calibrate
 from dpglm.privacy.events import (
@@ -35,7 +45,9 @@ from dpglm.privacy.mechanisms import (
     noisy_min,
     report_noisy_max,
 )
+from dpglm.privacy.releases import Release
 from dpglm.privacy.report import MechanismRecord, PrivacyReport
+from dpglm.privacy.targets import Share, check_privacy_target
 
 __all__ = [
     "ACCOUNTANTS",
@@ -52,12 +64,15 @@ __all__ = [
     "PrivacyPlan",
     "PrivacyReport",
     "PureDPEvent",
+    "Release",
     "SampledGaussianEvent",
+    "Share",
     "ZCDPEvent",
     "account",
     "calibrate",
+    "check_privacy_target",
     "collect_privacy_warnings",
-    "epsilon",
+    "compute_epsilon",
     "gaussian_mechanism",
     "get_accountant",
     "laplace_mechanism",

@@ -47,10 +47,10 @@ dp-accounting is imported only when the PLD or RDP accountant runs.
 
 Examples
 --------
->>> from dpglm.privacy.accounting import epsilon
+>>> from dpglm.privacy.accounting import compute_epsilon
 >>> from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 >>> plan = PrivacyPlan([GaussianEvent(noise_multiplier=50.0, count=10_000)])
->>> round(epsilon(plan, 1e-6, "gdp"), 4)
+>>> round(compute_epsilon(plan, 1e-6, "gdp"), 4)
 10.9972
 """
 
@@ -80,6 +80,7 @@ from dpglm.privacy.events import (
     randomized_response_parameter,
 )
 from dpglm.privacy.rdp_curves import poisson_replace_one_rdp, pure_dp_rdp
+from dpglm.privacy.targets import check_delta
 
 #: dp-accounting's PLD discretisation; its rounding is pessimistic, so this only
 #: trades tightness (about 1e-4 in epsilon) for speed
@@ -92,11 +93,6 @@ EXPENSIVE = ("pld",)
 #: their cost grows with the privacy loss (14 s at epsilon 600) while the closed
 #: forms are then within about 10% of tight, and such a guarantee means little
 EXPENSIVE_EPSILON_LIMIT = 50.0
-
-
-def _check_delta(delta):
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
 
 
 def _active(plan):
@@ -171,7 +167,7 @@ class Accountant:
 
     def epsilon(self, plan: PrivacyPlan, delta: float) -> float:
         """Epsilon of ``plan`` at ``delta`` (``inf`` for a non-private plan)."""
-        _check_delta(delta)
+        check_delta(delta)
         self.check(plan)
         events = _active(plan)
         if events is None:
@@ -655,7 +651,7 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
     >>> result.accountant
     'gdp'
     """
-    _check_delta(delta)
+    check_delta(delta)
     if _active(plan) is None:
         return Accounting(math.inf, delta, "none", {})
     if accountant != "auto":
@@ -663,7 +659,7 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
         eps = acc.epsilon(plan, delta)
         return Accounting(eps, delta, acc.name, {acc.name: eps})
     values = {}
-    for name in sorted(candidates(plan), key=lambda name: name in EXPENSIVE):
+    for name in sorted(auto_accountants(plan), key=lambda name: name in EXPENSIVE):
         if name in EXPENSIVE and values and min(values.values()) > EXPENSIVE_EPSILON_LIMIT:
             continue
         values[name] = get_accountant(name).epsilon(plan, delta)
@@ -671,11 +667,19 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
     return Accounting(values[best], delta, best, values)
 
 
-def candidates(plan: PrivacyPlan) -> list:
+def auto_accountants(plan: PrivacyPlan) -> list:
     """The accountants ``"auto"`` consults for ``plan``.
 
     All valid ones, except that exact Gaussian composition, when it applies,
     is the true privacy curve: no valid accountant can be tighter.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent, LaplaceEvent, PrivacyPlan
+    >>> auto_accountants(PrivacyPlan([GaussianEvent(noise_multiplier=2.0)]))
+    ['gdp']
+    >>> auto_accountants(PrivacyPlan([LaplaceEvent(noise_multiplier=2.0)]))
+    ['pld', 'rdp', 'zcdp', 'zcdp-bun-steinke', 'advanced', 'basic']
     """
     names = valid_accountants(plan)
     if not names:
@@ -683,13 +687,13 @@ def candidates(plan: PrivacyPlan) -> list:
     return ["gdp"] if "gdp" in names else names
 
 
-def epsilon(plan: PrivacyPlan, delta: float, accountant="auto") -> float:
+def compute_epsilon(plan: PrivacyPlan, delta: float, accountant="auto") -> float:
     """Epsilon of ``plan`` at ``delta``; see :func:`account`.
 
     Examples
     --------
     >>> from dpglm.privacy.events import LaplaceEvent, PrivacyPlan
-    >>> epsilon(PrivacyPlan([LaplaceEvent(noise_multiplier=2.0, count=3)]), 0.0)
+    >>> compute_epsilon(PrivacyPlan([LaplaceEvent(noise_multiplier=2.0, count=3)]), 0.0)
     1.5
     """
     return account(plan, delta, accountant).epsilon

@@ -17,7 +17,7 @@ charges can never overspend and a crash leaves all of a charge or none of it.
 Every charge has an identity within its budget, :attr:`Charge.index` (its
 position among the budget's charges) and, for a ledger, its dataset: the fit
 charged draws its noise from a stream keyed to it (:attr:`Charge.noise_key`,
-see :func:`~dpglm.solvers.spending.spend`), so two charges to one budget never
+see :func:`~dpglm.privacy.spending.spend`), so two charges to one budget never
 share noise, even with the same ``random_state``.
 
 Examples
@@ -51,6 +51,7 @@ from pathlib import Path
 from dpglm.exceptions import BudgetExceededError, LedgerError, PlanError
 from dpglm.privacy.accounting import account, get_accountant
 from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.targets import check_privacy_target
 
 #: in-process budgets by identity, so that unpickling returns the same object
 _REGISTRY: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -146,13 +147,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _check_target(epsilon, delta):
-    if not (isinstance(epsilon, int | float) and epsilon > 0):
-        raise ValueError(f"budget epsilon must be a positive number or inf, got {epsilon!r}")
-    if not (isinstance(delta, int | float) and 0.0 <= delta < 1.0):
-        raise ValueError(f"budget delta must lie in [0, 1), got {delta!r}")
-
-
 class _MemoryLedger:
     """Charges kept in this process, behind a lock (fits may run in threads)."""
 
@@ -242,7 +236,7 @@ class _SQLiteLedger:
                         f"the ledger {self.path} has no budget for dataset {self.dataset!r}; "
                         "give epsilon and delta to create it"
                     )
-                _check_target(epsilon, delta)
+                check_privacy_target(epsilon, delta, owner="budget")
                 conn.execute(
                     "INSERT INTO budgets (dataset, epsilon, delta, accountant, created) "
                     "VALUES (?, ?, ?, ?, ?)",
@@ -353,7 +347,7 @@ class PrivacyBudget:
     """
 
     def __init__(self, epsilon: float, delta: float, *, accountant: str = "auto"):
-        _check_target(epsilon, delta)
+        check_privacy_target(epsilon, delta, owner="budget")
         if accountant != "auto":
             get_accountant(accountant)
         self._ledger = _MemoryLedger(float(epsilon), float(delta), accountant)

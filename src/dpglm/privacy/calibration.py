@@ -31,10 +31,11 @@ from dpglm.exceptions import CalibrationError
 from dpglm.privacy.accounting import (
     EXPENSIVE,
     EXPENSIVE_EPSILON_LIMIT,
-    candidates,
+    auto_accountants,
     get_accountant,
 )
 from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.targets import check_privacy_target
 
 #: the factor is searched in [1 / MAX_FACTOR, MAX_FACTOR] times the template's noise
 MAX_FACTOR = 1e12
@@ -98,13 +99,12 @@ def calibrate(
         If no noise level meets the target: the plan's fixed costs alone exceed
         it, or it has no noise to scale.
     """
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be positive, got {epsilon!r}")
+    epsilon, delta = check_privacy_target(epsilon, delta)
     if not rtol > 0:
         raise ValueError(f"rtol must be positive, got {rtol!r}")
     if math.isinf(epsilon):
         return CalibrationResult(plan.scaled(0.0), 0.0, math.inf, delta, "none")
-    names = candidates(plan) if accountant == "auto" else [get_accountant(accountant).name]
+    names = auto_accountants(plan) if accountant == "auto" else [get_accountant(accountant).name]
     # cheap closed forms first: their scale starts the numerical accountants' search,
     # and an accountant that already exceeds the target there cannot win
     names = sorted(names, key=lambda name: name in EXPENSIVE)

@@ -19,6 +19,10 @@ by the sensitivity under the plan's neighbouring relation:
 The mechanisms require ``0 < noise_multiplier < inf``: a non-private fit does
 not call them, so an infinite or zero multiplier is always a mistake.
 
+Solvers do not call them with multipliers of their own: each calibrated event
+of a fit's plan is run through a :class:`~dpglm.privacy.releases.Release`,
+which draws with the same primitives at the scale :func:`_noise_scale` gives.
+
 Floating-point caveat: all samplers here (including the secure source) turn
 uniform floats into noise by floating-point transforms. Such samplers have a
 data-dependent set of reachable outputs, which an attacker who sees full-precision
@@ -411,6 +415,40 @@ def make_noise_source(random_state=None, *, secure: bool = False, key=None) -> N
     )
 
 
+def _noise_scale(noise_multiplier, *factors, over=None):
+    """``noise_multiplier * factors[0] * ... * factors[-1] / over``, multiplied left to right.
+
+    The arithmetic of every noise scale in dpglm: the mechanisms below and
+    :meth:`Release.scale <dpglm.privacy.releases.Release.scale>` (through which
+    the solvers get theirs) call it, and nothing else multiplies a noise
+    multiplier by a sensitivity. The sensitivity is given as it is derived
+    (e.g. ``2 C_j / n``, the mean of terms clipped to ``C_j``, as
+    ``2.0, C_j, over=n``): floating-point products are not associative, so the
+    order is part of the result.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+    *factors : float or ndarray
+        The sensitivity's factors; arrays give per-coordinate scales.
+    over : float or ndarray, optional
+        The sensitivity's divisor (none when omitted).
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> _noise_scale(3.0, 2.0, 0.5, over=4.0)
+    0.75
+    """
+    scale = noise_multiplier
+    for factor in factors:
+        scale = scale * factor
+    return scale if over is None else scale / over
+
+
 def _check_parameters(sensitivity, noise_multiplier) -> float:
     """The noise scale ``noise_multiplier * sensitivity``, after validating both."""
     try:
@@ -428,7 +466,7 @@ def _check_parameters(sensitivity, noise_multiplier) -> float:
             "noise_multiplier must satisfy 0 < noise_multiplier < inf (a non-private fit "
             f"does not call a mechanism), got {noise_multiplier!r}"
         )
-    return noise_multiplier * sensitivity
+    return _noise_scale(noise_multiplier, sensitivity)
 
 
 def _check_source(source) -> NoiseSource:
@@ -450,6 +488,22 @@ def _finite_array(values, name: str) -> np.ndarray:
 def _release(values: np.ndarray, noise: np.ndarray):
     released = values + noise
     return float(released) if values.ndim == 0 else released
+
+
+def _add_gaussian(values, sigma: float, source):
+    """``values`` plus Gaussian noise of std ``sigma`` (validated by the caller)."""
+    source = _check_source(source)
+    values = _finite_array(values, "values")
+    noise = source.standard_normal(values.shape if values.ndim else None)
+    return _release(values, sigma * np.asarray(noise))
+
+
+def _add_laplace(values, scale: float, source):
+    """``values`` plus Laplace noise of scale ``scale`` (validated by the caller)."""
+    source = _check_source(source)
+    values = _finite_array(values, "values")
+    noise = source.laplace(scale, values.shape if values.ndim else None)
+    return _release(values, np.asarray(noise))
 
 
 def gaussian_mechanism(values, *, sensitivity, noise_multiplier, source):
@@ -485,11 +539,7 @@ def gaussian_mechanism(values, *, sensitivity, noise_multiplier, source):
     >>> out.shape
     (2, 3)
     """
-    sigma = _check_parameters(sensitivity, noise_multiplier)
-    source = _check_source(source)
-    values = _finite_array(values, "values")
-    noise = source.standard_normal(values.shape if values.ndim else None)
-    return _release(values, sigma * np.asarray(noise))
+    return _add_gaussian(values, _check_parameters(sensitivity, noise_multiplier), source)
 
 
 def laplace_mechanism(values, *, sensitivity, noise_multiplier, source):
@@ -524,11 +574,7 @@ def laplace_mechanism(values, *, sensitivity, noise_multiplier, source):
     ... )
     True
     """
-    scale = _check_parameters(sensitivity, noise_multiplier)
-    source = _check_source(source)
-    values = _finite_array(values, "values")
-    noise = source.laplace(scale, values.shape if values.ndim else None)
-    return _release(values, np.asarray(noise))
+    return _add_laplace(values, _check_parameters(sensitivity, noise_multiplier), source)
 
 
 def _noisy_argmax(scores: np.ndarray, scale: float, noise: str, source: NoiseSource):

@@ -32,21 +32,17 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from dpglm._version import __version__
 from dpglm.privacy.accounting import account
 from dpglm.privacy.events import PrivacyPlan, RepeatAndSelectEvent, SampledGaussianEvent
 
 # re-exported: the fits record their leaks for the report with it
 from dpglm.privacy.leaks import collect_privacy_warnings
+from dpglm.privacy.mechanisms import _noise_scale
 
 __all__ = ["MechanismRecord", "PrivacyReport", "collect_privacy_warnings"]
 
 _RELATION_NAMES = {"replace_one": "replace-one", "add_remove": "add/remove"}
-
-
-def _library_version() -> str:
-    from dpglm import __version__
-
-    return __version__
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class MechanismRecord:
         multiplier = getattr(event, "noise_multiplier", None)
         scale = None
         if multiplier is not None and event.sensitivity is not None:
-            scale = multiplier * event.sensitivity
+            scale = _noise_scale(multiplier, event.sensitivity)  # as the release draws it
         details = {}
         for name in ("noise", "monotone", "epsilon", "rho"):
             if hasattr(event, name):
@@ -141,6 +137,7 @@ class PrivacyReport:
     secure : bool
         Whether the noise came from a cryptographically secure source.
     library_version : str
+        The dpglm version that wrote the report.
     """
 
     epsilon: float
@@ -153,7 +150,7 @@ class PrivacyReport:
     assumptions: tuple = ()
     warnings: tuple = ()
     secure: bool = False
-    library_version: str = field(default_factory=_library_version)
+    library_version: str = __version__
 
     def __post_init__(self):
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))

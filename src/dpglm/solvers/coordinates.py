@@ -148,25 +148,3 @@ HYPERPARAMETER_ASSUMPTION = (
     "hyperparameters (clipping threshold, step size, number of passes) chosen independently of "
     "the data, or with their selection accounted separately"
 )
-
-
-def check_in_memory(problem, solver: str) -> None:
-    """Refuse a sharded problem before anything is planned or charged.
-
-    DP-CD needs the fresh residual at every coordinate step, and DP-SCD the
-    fresh shared vector at every batch: a round trip to the row chunks per
-    step, so both stay on one machine.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpglm.problem import Problem
-    >>> check_in_memory(Problem(np.eye(2), np.zeros(2), "squared"), "DP-CD")
-    """
-    if problem.sharded:
-        raise TypeError(
-            f"{solver} needs an in-memory Problem: each of its steps needs state fresh "
-            "from the previous one, a round trip to the row chunks per step; use a "
-            "data-parallel solver (dp_gcd, dp_agd, dp_fw, dp_bcfw, dp_sgd) on a "
-            "ShardedProblem (see dpglm.distributed.data_parallel)"
-        )

@@ -44,9 +44,12 @@ earlier private outputs (the rejections), and their sum never exceeds ``rho``:
 zCDP composition under such a budget filter is ``rho``-zCDP (the Renyi filter
 of Feldman and Zrnic 2021, at every order; Lee and Kifer 2018).
 
-The whole budget is charged up front; the report returned is built from the
-releases actually run, one event per budget level, with the steps that used it.
-Their budgets add up to the charged ``rho`` (up to rounding, never above).
+The whole budget is charged up front and spent through a
+:class:`~dpglm.privacy.filters.ZCDPFilter`, which hands out every release at
+the budget DP-AGD asks for and never above ``rho``; the report returned is
+built from the releases actually run, one event per budget level, with the
+steps that used it. Their budgets add up to the charged ``rho`` (up to
+rounding, never above).
 
 Problems: any smooth datafit (squared, logistic, squared hinge, Huber), with or
 without intercept (not penalised), and a smooth penalty (none or L2, including
@@ -85,25 +88,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpglm._kernels.full_gradient import clipped_candidate_losses
-from dpglm.clipping import l2_clip_coefficients, record_norms
 from dpglm.privacy.accounting import zcdp_rho
 from dpglm.privacy.events import (
     GaussianEvent,
-    NoisyMaxEvent,
     NonPrivateEvent,
     PrivacyPlan,
     ZCDPEvent,
 )
-from dpglm.privacy.mechanisms import gaussian_mechanism, noisy_min
+from dpglm.privacy.filters import FilterRole, ZCDPFilter
 from dpglm.privacy.report import PrivacyReport
+from dpglm.privacy.spending import calibrate_cached, spend
+from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     neighbouring_assumptions,
 )
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import calibrate_cached, check_privacy_target, spend
 
 NEIGHBOURING = "replace_one"
 #: the zCDP conversions DP-AGD can be accounted with; "auto" is the first, the tightest
@@ -173,11 +174,6 @@ def grad_avg(noisy, rho_old: float, second, rho_second: float):
     return (rho_old * noisy + rho_second * second) / (rho_old + rho_second)
 
 
-def _multiplier(rho: float) -> float:
-    """Noise multiplier of a Gaussian (or Gumbel selection) costing ``rho``."""
-    return 1.0 / math.sqrt(2.0 * rho)
-
-
 # --- the budget: what each release costs, and when the fit ends -------------------------
 
 
@@ -209,6 +205,7 @@ class StepRecord:
         return len(self.selection_rho) - int(self.step_size > 0)
 
 
+#: what each role of release is, in the report
 _WHAT = {
     "gradient": "noisy sum of L2-clipped per-sample gradients",
     "remeasure": "second measurement of a rejected step's gradient, merged by GradAvg",
@@ -216,98 +213,41 @@ _WHAT = {
 }
 
 
-def _grouped(groups: dict, role: str, z: float, step: int) -> None:
-    count, first, _ = groups.get((role, z), (0, step, step))
-    groups[(role, z)] = (count + 1, first, step)
-
-
-class _Ledger:
-    """The releases of a fit, one group per (role, budget level), checked against the total.
-
-    The spent budget is read by the accountant's own :func:`zcdp_rho` from the
-    very events the report will hold, so the report's total is exactly the
-    one checked here.
-    """
-
-    def __init__(self, total: float, clip_grad: float, clip_obj: float, n_candidates: int):
-        self.total = total
-        self.sensitivity = {"gradient": 2.0 * clip_grad, "remeasure": 2.0 * clip_grad}
-        self.sensitivity["selection"] = clip_obj
-        self.n_candidates = n_candidates
-        self.groups: dict = {}  # (role, noise multiplier) -> (count, first step, last step)
-
-    def _event(self, role, z, count, first, last):
-        steps = f"step {first}" if first == last else f"steps {first}-{last}"
-        what = _WHAT[role].format(k=self.n_candidates)
-        options = {
-            "noise_multiplier": z,
-            "count": count,
-            "sensitivity": self.sensitivity[role],
-            "label": f"{what}, rho {0.5 / z**2:.4g} each ({steps})",
-            "fixed": True,
-        }
-        if role == "selection":
-            return NoisyMaxEvent(noise="gumbel", **options)
-        return GaussianEvent(**options)
-
-    def events(self, extra=()) -> tuple:
-        """The grouped events, with the ``(role, z, step)`` releases of ``extra`` added."""
-        groups = dict(self.groups)
-        for release in extra:
-            _grouped(groups, *release)
-        return tuple(self._event(role, z, *value) for (role, z), value in groups.items())
-
-    def spent(self, extra=()) -> float:
-        return zcdp_rho(self.events(extra))
-
-    def charge(self, releases) -> None:
-        for role, z, step in releases:
-            _grouped(self.groups, role, z, step)
-
-    def rest(self, roles, shares, step) -> list:
-        """Releases ``(role, z, step)`` that split all that remains in proportion to ``shares``.
-
-        The split is nudged down until the accountant's sum of the rounded
-        multipliers is within the total: the last release never overspends.
-        """
-        remaining = self.total - self.spent()
-        parts = [remaining * s / math.fsum(shares) for s in shares]
-        while True:
-            releases = [(r, _multiplier(rho), step) for r, rho in zip(roles, parts, strict=True)]
-            if self.spent(releases) <= self.total:
-                return releases
-            parts = [rho * (1.0 - 2.0**-40) for rho in parts]
-
-    def plan(self) -> PrivacyPlan:
-        return PrivacyPlan(self.events(), NEIGHBOURING)
+def _roles(clip_grad: float, clip_obj: float, n_candidates: int) -> dict:
+    """The releases of a fit: the clipped gradient sum moves by at most ``2 C_grad`` (L2)
+    when a record is replaced, every candidate's clipped objective by at most ``C_obj``."""
+    gradient = 2.0 * clip_grad
+    return {
+        "gradient": FilterRole("gaussian", gradient, _WHAT["gradient"]),
+        "remeasure": FilterRole("gaussian", gradient, _WHAT["remeasure"]),
+        "selection": FilterRole("gumbel", clip_obj, _WHAT["selection"].format(k=n_candidates)),
+    }
 
 
 class _Budget:
-    """Budgets of the releases: ``rho_ng`` (raised on rejection), ``rho_nmax``, and the end."""
+    """How much to ask the fit's zCDP filter for: ``rho_ng`` (raised on rejection),
+    ``rho_nmax``, and all that remains at the end."""
 
-    def __init__(self, ledger: _Ledger, rho_ng: float, rho_nmax: float, gamma: float):
-        self.ledger = ledger
+    def __init__(self, spending: ZCDPFilter, rho_ng: float, rho_nmax: float, gamma: float):
+        self.spending = spending
         self.rho_ng = rho_ng
         self.rho_nmax = rho_nmax
         self.gamma = gamma
 
     def _take(self, roles, amounts, reserve, step):
-        """Charge ``amounts``, or all that remains when less than ``reserve`` would be left.
+        """Ask for ``amounts``, or for all that remains when less than ``reserve`` would be left.
 
-        Returns the noise multipliers, the budgets and whether nothing remains.
+        Returns the releases, their budgets and whether nothing remains.
         """
-        remaining = self.ledger.total - self.ledger.spent()
-        if remaining < math.fsum(amounts) + reserve:
-            releases, last = self.ledger.rest(roles, amounts, step), True
-        else:
-            releases = [(r, _multiplier(a), step) for r, a in zip(roles, amounts, strict=True)]
-            last = False
-        self.ledger.charge(releases)
-        zs = [z for _, z, _ in releases]
-        return zs, [0.5 / z**2 for z in zs], last
+        requests = list(zip(roles, amounts, strict=True))
+        if self.spending.remaining < math.fsum(amounts) + reserve:
+            releases, rhos = self.spending.take_rest(requests, step)
+            return releases, rhos, True
+        releases, rhos = self.spending.take(requests, step)
+        return releases, rhos, False
 
     def step(self, step: int, last: bool):
-        """Multipliers and budgets of a step's gradient and selection; whether it is the last."""
+        """Releases and budgets of a step's gradient and selection; whether it is the last."""
         reserve = math.inf if last else self.rho_ng + self.rho_nmax
         amounts = (self.rho_ng, self.rho_nmax)
         return self._take(("gradient", "selection"), amounts, reserve, step)
@@ -323,114 +263,26 @@ class _Budget:
 # --- the data side of a step ------------------------------------------------------------
 
 
-def row_norms(problem) -> np.ndarray:
-    """L2 norm of every record's feature vector ``(x_i, 1)`` (the 1 only with an intercept).
-
-    Examples
-    --------
-    >>> from dpglm.problem import Problem
-    >>> prob = Problem(np.array([[3.0, 4.0], [0.0, 0.0]]), np.zeros(2), "squared")
-    >>> row_norms(prob)
-    array([5., 0.])
-    """
-    return record_norms(problem.X, problem.fit_intercept)
-
-
-def clipped_gradient_sum(problem, theta, clip: float, norms=None):
-    """``sum_i clip_C(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each.
-
-    A per-sample gradient's L2 norm is ``|l'(z_i)|`` times the row norm, so the
-    clipped sum is one product ``X^T c``: no ``n x p`` array is formed. Each
-    term is clipped on its own (a per-record operation): replacing one record
-    moves the sum by at most ``2 C`` in L2.
-
-    Parameters
-    ----------
-    problem : Problem
-    theta : ndarray of shape (n_coords,)
-        Coefficients, then the intercept when fitted.
-    clip : float
-        ``C``; ``inf`` sums the gradients unclipped.
-    norms : ndarray of shape (n_samples,), optional
-        :func:`row_norms` of the problem, computed here when not given.
-
-    Returns
-    -------
-    total : ndarray of shape (n_coords,)
-    z : ndarray of shape (n_samples,)
-
-    Examples
-    --------
-    >>> from dpglm.problem import Problem
-    >>> prob = Problem(np.array([[3.0, 4.0], [1.0, 0.0]]), np.array([1.0, 0.0]), "squared")
-    >>> total, z = clipped_gradient_sum(prob, np.zeros(2), 1.0)
-    >>> total  # the first record's gradient (-3, -4) is scaled to norm 1
-    array([-0.6, -0.8])
-    """
-    # an extreme record's margin and derivative may overflow: clipping bounds them below
-    with np.errstate(over="ignore", invalid="ignore"):
-        z = problem.margins(theta)
-        s = problem.datafit.derivative(z, problem.y)
-    if math.isfinite(clip):
-        norms = row_norms(problem) if norms is None else norms
-        # |l'(z_i)| times the row norm is the per-sample gradient's norm
-        s = l2_clip_coefficients(s, norms, clip)
-    total = np.asarray(problem.X.T @ s).ravel()
-    if problem.fit_intercept:
-        total = np.append(total, s.sum())
-    return total, z
-
-
-def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarray:
-    """``sum_i min(l(z_i - a u_i), C_obj)`` for every candidate ``a``, with ``u = X d``.
-
-    Parameters
-    ----------
-    problem : Problem
-    z : ndarray of shape (n_samples,)
-        Margins at the current iterate.
-    direction : ndarray of shape (n_coords,)
-        ``d`` (its last entry moves the intercept, when fitted).
-    steps : ndarray of shape (k,)
-        Candidate step sizes.
-    clip_obj : float
-        ``C_obj``; ``inf`` for no clipping.
-
-    Examples
-    --------
-    >>> from dpglm.problem import Problem
-    >>> prob = Problem(np.array([[1.0], [2.0]]), np.zeros(2), "squared")
-    >>> candidate_losses(prob, np.zeros(2), np.array([1.0]), np.array([0.0, 1.0]), 1.0)
-    array([0. , 1.5])
-    """
-    with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed losses
-        u = problem.margins(direction)
-    out = np.empty(steps.shape[0])
-    clipped_candidate_losses(
-        problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
-    )
-    return out
-
-
 class _Objective:
-    """Clipped gradient sums and clipped candidate objectives of one problem."""
+    """Clipped gradient sums and clipped candidate objectives of one problem.
+
+    The sums come from the problem's :class:`~dpglm.access.sums.GradientSums`
+    (in memory, or on its row chunks); the penalty's terms are exact, here.
+    """
 
     def __init__(self, problem, clip_grad: float, clip_obj: float, l2: np.ndarray):
         self.problem = problem
         self.n, self.p = problem.n_samples, problem.n_features
-        self.clip_grad, self.clip_obj = clip_grad, clip_obj
         self.l2 = l2
-        self.row_norms = None  # read on the first gradient sum, when clipping needs them
+        self.sums = problem.gradient_sums(clip_grad, clip_obj)
 
     def gradient_sum(self, theta):
         """``sum_i clip(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each."""
-        if self.row_norms is None and math.isfinite(self.clip_grad):
-            self.row_norms = row_norms(self.problem)
-        return clipped_gradient_sum(self.problem, theta, self.clip_grad, self.row_norms)
+        return self.sums.gradient_sum(theta)
 
     def losses(self, z, direction, steps):
-        """The data part of the candidates' values, see :func:`candidate_losses`."""
-        return candidate_losses(self.problem, z, direction, steps, self.clip_obj)
+        """The data part of the candidates' values, the clipped losses along ``direction``."""
+        return self.sums.losses(z, direction, steps)
 
     def direction(self, noisy, theta):
         """Unit direction of the noisy mean gradient plus the penalty's (exact) gradient."""
@@ -448,22 +300,18 @@ class _Objective:
         return out + self.n * (psi_w - steps * slope + steps * steps * psi_d)
 
 
-def _measure(gradient_sum, clip_grad, multiplier, source):
-    """The clipped gradient sum plus Gaussian noise (none when ``multiplier`` is 0)."""
-    if multiplier == 0.0:
+def _measure(gradient_sum, release):
+    """The clipped gradient sum plus the release's Gaussian noise (none without a release)."""
+    if release is None:
         return gradient_sum.copy()
-    return gaussian_mechanism(
-        gradient_sum, sensitivity=2.0 * clip_grad, noise_multiplier=multiplier, source=source
-    )
+    return release.add(gradient_sum)
 
 
-def _choose(values, clip_obj, multiplier, source) -> int:
-    """Index of the candidate to take: noisy min of the values (exact when ``multiplier`` is 0)."""
-    if multiplier == 0.0:
+def _choose(values, release) -> int:
+    """Index of the candidate to take: the release's noisy min (exact without a release)."""
+    if release is None:
         return int(np.argmin(values))
-    return noisy_min(
-        values, sensitivity=clip_obj, noise_multiplier=multiplier, noise="gumbel", source=source
-    )
+    return release.noisy_min(values)
 
 
 # --- the iterations -----------------------------------------------------------------------
@@ -513,10 +361,9 @@ def _smallest_step(theta) -> float:
 class _Descent:
     """The iterate, the candidate step sizes and the record of a fit, one step at a time."""
 
-    def __init__(self, objective: _Objective, budget: _Budget | None, source, settings):
+    def __init__(self, objective: _Objective, budget: _Budget | None, settings):
         self.objective = objective
         self.budget = budget
-        self.source = source
         self.settings = settings
         self.theta = np.zeros(objective.problem.n_coords)
         self._grid(settings.max_step)
@@ -540,22 +387,22 @@ class _Descent:
                 self.chosen = []
         return self.theta, checkpoints.history(len(self.records), self.theta), tuple(self.records)
 
-    def _release(self, gradient_sum, multiplier):
-        return _measure(gradient_sum, self.settings.clip_grad, multiplier, self.source)
+    def _release(self, gradient_sum, release):
+        return _measure(gradient_sum, release)
 
     def step(self, t: int) -> bool:
         """Measure, choose a step size (measuring again on rejection), move; True if last."""
         gradient_sum, z = self.objective.gradient_sum(self.theta)
         if self.budget is None:
-            (z_grad, z_sel), rhos, last = (0.0, 0.0), (math.inf, math.inf), False
+            (measure, select), rhos, last = (None, None), (math.inf, math.inf), False
         else:
-            (z_grad, z_sel), rhos, last = self.budget.step(t, t == self.settings.max_iter)
-        noisy = self._release(gradient_sum, z_grad)
+            (measure, select), rhos, last = self.budget.step(t, t == self.settings.max_iter)
+        noisy = self._release(gradient_sum, measure)
         gradient_rho, selection_rho = [rhos[0]], [rhos[1]]
         while True:
             direction = self.objective.direction(noisy, self.theta)
             values = self.objective.values(self.theta, z, direction, self.steps)
-            k = _choose(values, self.settings.clip_obj, z_sel, self.source)
+            k = _choose(values, select)
             if k > 0 or last:
                 break
             if self.budget is None:
@@ -564,8 +411,8 @@ class _Descent:
                 self._grid(self.max_step / max(self.settings.candidates, 2))
                 last = self.max_step < _smallest_step(self.theta)
                 continue
-            (z_again, z_sel), rhos, last = self.budget.retry(t)
-            second = self._release(gradient_sum, z_again)
+            (again, select), rhos, last = self.budget.retry(t)
+            second = self._release(gradient_sum, again)
             noisy = grad_avg(noisy, math.fsum(gradient_rho), second, rhos[0])
             gradient_rho.append(rhos[0])
             selection_rho.append(rhos[1])
@@ -718,7 +565,7 @@ def dp_agd(
         Conversion of ``rho`` to ``(epsilon, delta)``, see :func:`zcdp_budget`.
     random_state : None, int, Generator or NoiseSource
         All randomness comes from it, mixed with the budget charge (see
-        :func:`~dpglm.solvers.spending.spend`).
+        :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -731,18 +578,16 @@ def dp_agd(
         step and ``info["rho"]`` the budget charged. The report lists the
         releases actually run.
     """
-    epsilon, delta = check_privacy_target(epsilon, delta)
+    epsilon, delta = check_privacy_target(
+        epsilon, delta, positive_delta="a zCDP guarantee gives no (epsilon, 0) guarantee"
+    )
     private = not math.isinf(epsilon)
-    if private and delta == 0:
-        raise ValueError("delta must be > 0: a zCDP guarantee gives no (epsilon, 0) guarantee")
     clip_grad = check_positive("clip_grad", clip_grad, allow_inf=True)
     clip_obj = check_positive("clip_obj", clip_obj, allow_inf=True)
     for name, value in (("clip_grad", clip_grad), ("clip_obj", clip_obj)):
         if private and math.isinf(value):
             raise ValueError(f"{name} must be finite for a private fit (epsilon < inf), got inf")
-    share = _check_real("selection_share", selection_share, 0.0, 1.0)
-    if share == 0.0:
-        raise ValueError(f"selection_share must lie in (0, 1), got {selection_share!r}")
+    share = Share(selection_share, "selection_share")
     splits = _check_real("splits", splits, 1.0, math.inf)
     gamma = check_positive("gamma", gamma)
     settings = _Settings(
@@ -785,21 +630,19 @@ def dp_agd(
     )
     source = spent.source  # keyed to the charge: no two fits of one budget share noise
 
-    # the data side: in memory, or on a sharded problem's row chunks
-    if problem.sharded:
-        objective = problem.agd_objective(settings.clip_grad, settings.clip_obj, l2)
-    else:
-        objective = _Objective(problem, settings.clip_grad, settings.clip_obj, l2)
+    # the data side: the problem's clipped sums, wherever its records are
+    objective = _Objective(problem, settings.clip_grad, settings.clip_obj, l2)
     schedule = None
     if private:
         per_step = rho / splits
-        ledger = _Ledger(rho, clip_grad, clip_obj, settings.candidates + 1)
-        schedule = _Budget(ledger, (1.0 - share) * per_step, share * per_step, gamma)
-    theta, history, records = _Descent(objective, schedule, source, settings).run()
+        roles = _roles(clip_grad, clip_obj, settings.candidates + 1)
+        spending = ZCDPFilter(rho, source, roles, neighbouring=NEIGHBOURING)
+        schedule = _Budget(spending, share.rest_of(per_step), share.of(per_step), gamma)
+    theta, history, records = _Descent(objective, schedule, settings).run()
     report = spent.report
     if private:
         report = _run_report(
-            schedule.ledger.plan(), delta, name, spent.report.assumptions, source.secure
+            schedule.spending.plan(), delta, name, spent.report.assumptions, source.secure
         )
     return FitResult.from_theta(
         problem,
@@ -815,7 +658,7 @@ def dp_agd(
             "clip_grad": settings.clip_grad,
             "clip_obj": settings.clip_obj,
             "candidates": settings.candidates,
-            "selection_share": share,
+            "selection_share": share.value,
             "splits": splits,
         },
     )

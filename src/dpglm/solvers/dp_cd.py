@@ -48,17 +48,17 @@ import scipy.sparse as sp
 from dpglm import _kernels
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.report import collect_privacy_warnings
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_coordinate_problem,
-    check_in_memory,
     check_positive,
     coordinate_arrays,
     neighbouring_assumptions,
 )
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.smoothness import SmoothnessSpec
-from dpglm.solvers.spending import check_privacy_target, spend
 
 NEIGHBOURING = "replace_one"
 
@@ -176,7 +176,7 @@ def dp_cd(
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
         All randomness (coordinates and noise) comes from it, mixed with the
-        budget charge (see :func:`~dpglm.solvers.spending.spend`). A fixed
+        budget charge (see :func:`~dpglm.privacy.spending.spend`). A fixed
         seed reproduces the fit; keep it secret if the fit is published.
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
@@ -187,7 +187,8 @@ def dp_cd(
         ``history`` holds the iterate returned after each round (up to 100
         evenly spaced rounds).
     """
-    check_in_memory(problem, "DP-CD")
+    # every step needs the residual fresh from the previous one: the records stay in memory
+    problem = problem.in_memory("DP-CD")
     check_coordinate_problem(problem, "DP-CD")
     epsilon, delta = check_privacy_target(epsilon, delta)
     step = check_positive("step", step)
@@ -245,8 +246,9 @@ def dp_cd(
         penalty=problem.penalty,
         n_features=problem.n_features,
     )
-    multiplier = spent.plan.events[-1].noise_multiplier
-    noise_std = multiplier * 2.0 * arrays.clip / n if private else np.zeros(n_coords)
+    training = spent.release(-1)
+    # each update releases a mean of partial derivatives clipped to C_j: sensitivity 2 C_j / n
+    noise_std = training.scale(2.0, arrays.clip, over=n)
 
     theta = np.zeros(n_coords)
     z = np.zeros(n)
@@ -257,7 +259,9 @@ def dp_cd(
     code, param = problem.datafit.code, problem.datafit.param
     for t in range(T):
         order = np.asarray(source.integers(n_coords, size=K), dtype=np.int64)
-        noise = np.asarray(source.standard_normal(K)) * noise_std[order]
+        # drawn in a non-private fit too (scaled by 0), which keeps its coordinates on the
+        # stream of a private fit with the same seed
+        noise = training.unit(K, always=True) * noise_std[order]
         start = theta.copy()
         if sp.issparse(X):
             _kernels.coordinate_steps_csc(

@@ -82,20 +82,18 @@ Examples
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from dpglm import _kernels
-from dpglm._kernels.frank_wolfe import block_margins_csc, block_margins_dense, noisy_vertex
+from dpglm._kernels.frank_wolfe import noisy_vertex
 from dpglm._kernels.jit import threads_for
-from dpglm.data.layout import as_layout
 from dpglm.penalties import L1Ball, NoPenalty
 from dpglm.privacy.events import NoisyMaxEvent, PrivacyPlan
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
@@ -104,7 +102,6 @@ from dpglm.solvers.coordinates import (
 )
 from dpglm.solvers.fw_sampling import Elementary, make_sampling
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import check_privacy_target, spend
 
 __all__ = ["dp_bcfw", "dp_fw", "fw_plan"]
 
@@ -138,7 +135,17 @@ def fw_plan(n_selections: int, noise: str, sensitivity=None) -> PrivacyPlan:
 # --- validation ---------------------------------------------------------------------------
 
 
-def _check_problem(problem, solver):
+def check_fw_problem(problem, solver: str) -> None:
+    """Refuse a problem Frank-Wolfe cannot fit, saying what to use instead.
+
+    Frank-Wolfe minimises a smooth datafit over L1 balls: no intercept, and no
+    penalty but an :class:`~dpglm.penalties.L1Ball`.
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> check_fw_problem(Problem(np.eye(2), np.zeros(2), "squared"), "DP-FW")  # accepted
+    """
     if problem.fit_intercept:
         raise ValueError(
             f"fit_intercept must be False for {solver}: every coordinate lies in an L1 ball "
@@ -157,8 +164,15 @@ def _check_problem(problem, solver):
         )
 
 
-def _check_radius(value, n_blocks, penalty):
-    """Radii of the blocks' balls from ``radius`` and the problem's L1Ball, if any."""
+def block_radii(value, n_blocks: int, penalty) -> np.ndarray:
+    """Radii of the blocks' balls from ``radius`` and the problem's L1Ball, if any.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1Ball, NoPenalty
+    >>> block_radii(2.0, 3, NoPenalty()), block_radii(None, 1, L1Ball(0.5))
+    (array([2., 2., 2.]), array([0.5]))
+    """
     ball = penalty.radius if isinstance(penalty, L1Ball) else None
     if ball is not None and n_blocks > 1:
         raise ValueError(
@@ -215,93 +229,41 @@ def _make_blocks(blocks, p):
 # --- the run -----------------------------------------------------------------------------
 
 
-class _Blocks:
-    """The data seen block by block, with the margins and derivatives shared by all blocks."""
+def _block_step(data, b, theta, gamma, radius, noise, scale, *, shared):
+    """The work of block ``b`` at one iteration: select a vertex, move towards it.
 
-    def __init__(self, problem, order, bounds, clip):
-        X = problem.X
-        if not np.array_equal(order, np.arange(order.size)):
-            X = as_layout(X[:, order], "columns")
-        self.X = X
-        self.sparse = sp.issparse(X)
-        self.bounds = bounds
-        self.n = problem.n_samples
-        self.y = problem.y
-        self.code, self.param = problem.datafit.code, problem.datafit.param
-        self.clip = np.full(X.shape[1], clip)
-        self.z = np.zeros(self.n)
-        self.s = np.empty(self.n)
-        ranges = list(itertools.pairwise(bounds))
-        # views, made once: a block's columns are a slice of X (dense) or of indptr (CSC)
-        if self.sparse:
-            self.columns = [X.indptr[a : b + 1] for a, b in ranges]
-        else:
-            self.columns = [X[:, a:b] for a, b in ranges]
+    Reads the block's clipped gradient from ``data`` (the problem's
+    :class:`~dpglm.access.blocks.MarginBlocks`, in memory or on its row
+    chunks) at the current margins, and the block's coefficients; updates
+    those coefficients and the margins. ``shared``: the margins were already
+    scaled by ``1 - gamma`` for every block at once, so the block's own share
+    of them need not be removed.
 
-    def derivatives(self):
-        _kernels.derivatives(self.code, self.param, self.z, self.y, self.s)
-
-    def scale_margins(self, factor):
-        """``z *= factor``: every block moved towards its vertex (``X theta`` scales)."""
-        self.z *= factor
-
-    def gradient(self, b, out):
-        """Clipped gradient of block ``b`` at the current margins, written to ``out``."""
-        a, e = self.bounds[b], self.bounds[b + 1]
-        if self.sparse:
-            X = self.X
-            _kernels.clipped_gradient_csc(
-                X.data, X.indices, self.columns[b], self.n, self.s, self.clip[a:e], out
-            )
-        else:
-            _kernels.clipped_gradient_dense(self.columns[b], self.s, self.clip[a:e], out)
-
-    def step(self, b, theta, gamma, radius, noise, scale, *, shared):
-        """The work of block ``b`` at one iteration: select a vertex, move towards it.
-
-        Reads the block's columns, the derivatives at the current margins and
-        the block's coefficients; updates those coefficients and the margins.
-        ``shared``: the margins were already scaled by ``1 - gamma`` for every
-        block at once, so the block's own share of them need not be removed.
-
-        Returns
-        -------
-        (int, int)
-            The vertex ``sign * radius e_j`` (``j`` a permuted column).
-        """
-        a, e = self.bounds[b], self.bounds[b + 1]
-        g = np.empty(e - a)
-        self.gradient(b, g)
-        c = noisy_vertex(g, radius, noise, scale)
-        j, sign = a + c // 2, 1 - 2 * (c % 2)
-        # the margins are never recomputed: their rounding errors add up at most
-        # linearly in the iterations, and shrink when every block moves
-        if not shared:
-            self._add_block(a, e, theta, -gamma)
-        theta[a:e] *= 1.0 - gamma
-        theta[j] += gamma * sign * radius
-        self._add_column(j, gamma * sign * radius)
-        return j, sign
-
-    def _add_block(self, a, e, theta, factor):
-        """``z += factor * X[:, a:e] theta[a:e]``."""
-        if self.sparse:
-            X = self.X
-            block_margins_csc(X.data, X.indices, X.indptr, a, e, theta, factor, self.z)
-        else:
-            block_margins_dense(self.X, a, e, theta, factor, self.z)
-
-    def _add_column(self, j, a):
-        """``z += a * X_j``."""
-        if self.sparse:
-            X = self.X
-            _kernels.add_scaled_column_csc(X.data, X.indices, X.indptr, j, a, self.z)
-        else:
-            _kernels.add_scaled_column_dense(self.X, j, a, self.z)
+    Returns
+    -------
+    (int, int)
+        The vertex ``sign * radius e_j`` (``j`` a permuted column).
+    """
+    a, e = data.bounds[b], data.bounds[b + 1]
+    g = np.empty(e - a)
+    data.gradient(b, g)
+    c = noisy_vertex(g, radius, noise, scale)
+    j, sign = a + c // 2, 1 - 2 * (c % 2)
+    # the margins are never recomputed: their rounding errors add up at most
+    # linearly in the iterations, and shrink when every block moves
+    if not shared:
+        data.add_block(a, e, theta, -gamma)
+    theta[a:e] *= 1.0 - gamma
+    theta[j] += gamma * sign * radius
+    data.add_column(j, gamma * sign * radius)
+    return j, sign
 
 
-def _draw(sampling, sizes, count, source, noise):
-    """The blocks of ``count`` iterations, then their standard noise (``None``: no noise).
+def _draw(sampling, sizes, count, source, release):
+    """The blocks of ``count`` iterations, then the unit noise of their selections.
+
+    The noise comes from the selections' ``release`` (zeros, drawing nothing,
+    without noise); the kernel multiplies it by the block's scale.
 
     Returns the drawn blocks, the draws and where each iteration's draws start.
     """
@@ -319,23 +281,17 @@ def _draw(sampling, sizes, count, source, noise):
         )
     need = 2 * sizes[drawn].sum(axis=1)
     total = int(need.sum())
-    if noise is None:
-        draws = np.zeros(total)
-    elif noise == "gumbel":
-        draws = np.asarray(source.gumbel(1.0, total))
-    else:
-        draws = np.asarray(source.laplace(1.0, total))
+    draws = release.unit(total)
     return drawn, draws, np.concatenate([[0], np.cumsum(need)])
 
 
-def _run(data, domain, scales, steps, source, noise):
+def _run(data, domain, scales, steps, source, release):
     """The Frank-Wolfe iterations; returns the iterate, its history and the selections."""
     bounds, radii, sampling, order = domain.bounds, domain.radii, domain.sampling, domain.order
     sizes = np.diff(bounds)
     T = steps.size
     # an iteration reads the gradient of this share of the columns, on average
     share = float(sampling.probabilities @ sizes) / bounds[-1]
-    noise = noise if np.any(scales > 0) else None
     shared = sampling.size == sizes.size
     theta = np.zeros(bounds[-1])
     history, marks = History.empty(theta.size), History.checkpoints(T)
@@ -344,15 +300,15 @@ def _run(data, domain, scales, steps, source, noise):
     selection = 0
     for t in range(T):
         if t % chunk == 0:
-            drawn, draws, starts = _draw(sampling, sizes, min(chunk, T - t), source, noise)
+            drawn, draws, starts = _draw(sampling, sizes, min(chunk, T - t), source, release)
         offset, gamma = starts[t % chunk], steps[t]
         data.derivatives()
         if shared:  # every block moves: X theta scales as a whole
             data.scale_margins(1.0 - gamma)
         for b in drawn[t % chunk]:
             width = 2 * sizes[b]
-            j, sign = data.step(
-                b, theta, gamma, radii[b], draws[offset : offset + width], scales[b],
+            j, sign = _block_step(
+                data, b, theta, gamma, radii[b], draws[offset : offset + width], scales[b],
                 shared=shared,
             )  # fmt: skip
             offset += width
@@ -388,7 +344,7 @@ class _Domain:
         order, bounds = _make_blocks(blocks, problem.n_features)
         n_blocks = bounds.size - 1
         sampling = make_sampling(sampling, n_blocks, tau=tau, parties=parties)
-        return cls(order, bounds, _check_radius(radius, n_blocks, problem.penalty), sampling)
+        return cls(order, bounds, block_radii(radius, n_blocks, problem.penalty), sampling)
 
     @property
     def widest(self) -> int:
@@ -422,7 +378,7 @@ def _spend(problem, domain, *, solver, n_iter, clip, noise, private, **target):
 
 def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accountant,
          random_state, secure, **domain):  # fmt: skip
-    _check_problem(problem, solver)
+    check_fw_problem(problem, solver)
     epsilon, delta = check_privacy_target(epsilon, delta)
     n_iter = check_positive_int("n_iter", n_iter)
     clip = check_positive("clip", clip, allow_inf=True)
@@ -442,18 +398,16 @@ def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accoun
     )  # fmt: skip
     source = spent.source  # keyed to the charge: no two fits of one budget share noise
     # the budget is charged: only now is the data read for training
-    if private:
-        multiplier = spent.plan.events[0].noise_multiplier
-        scales = multiplier * 2.0 * domain.radii * clip / problem.n_samples
-    else:
-        scales, clip = np.zeros(domain.radii.size), math.inf
+    selection = spent.release(0)
+    # one record moves the score -<g, s> of a vertex s = +-r_b e_j by at most 2 r_b C / n
+    scales = selection.scale(2.0, domain.radii, clip, over=problem.n_samples)
+    if not private:
+        clip = math.inf
     steps = 2.0 / (domain.sampling.p_min * np.arange(n_iter) + 2.0)
-    if problem.sharded:  # the same steps, with the margins on the problem's row chunks
-        data = problem.fw_blocks(domain.order, domain.bounds, clip)
-    else:
-        data = _Blocks(problem, domain.order, domain.bounds, clip)
-    with threads_for(math.inf if data.sparse else problem.n_samples * domain.widest):
-        theta, history, vertices = _run(data, domain, scales, steps, source, noise)
+    # the margins live with the problem's records: in memory, or on its row chunks
+    data = problem.margin_blocks(domain.order, domain.bounds, clip)
+    with threads_for(problem.dense_entries(domain.widest)):
+        theta, history, vertices = _run(data, domain, scales, steps, source, selection)
     return FitResult.from_theta(
         problem,
         theta,
@@ -515,7 +469,7 @@ def dp_fw(
         noise.
     random_state : None, int, Generator or NoiseSource
         All randomness comes from it, mixed with the budget charge (see
-        :func:`~dpglm.solvers.spending.spend`).
+        :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
 
     Returns

@@ -67,18 +67,18 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpglm import _kernels
-from dpglm._kernels.greedy import GS_Q, GS_R, GS_S, greedy_select, patch_clipped_gradient
+from dpglm._kernels.greedy import GS_Q, GS_R, GS_S, greedy_select
 from dpglm._kernels.jit import threads_for
-from dpglm.clipping import clip_terms
 from dpglm.privacy.events import GaussianEvent, LaplaceEvent, NoisyMaxEvent, PrivacyPlan
+from dpglm.privacy.releases import Release
 from dpglm.privacy.report import collect_privacy_warnings
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_coordinate_problem,
@@ -89,7 +89,6 @@ from dpglm.solvers.coordinates import (
 )
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.smoothness import SmoothnessSpec
-from dpglm.solvers.spending import check_privacy_target, spend
 
 NEIGHBOURING = "replace_one"
 RULES = {"gs-s": GS_S, "gs-r": GS_R, "gs-q": GS_Q}
@@ -107,25 +106,28 @@ def greedy_plan(n_iter: int, noise: str, selection_share: float, delta_score, de
     >>> [(e.kind, e.count, e.epsilon) for e in plan.events]
     [('noisy_max', 10, 1.0), ('laplace', 10, 1.0)]
     """
-    s = selection_share
+    share = Share(selection_share, "selection_share")
     if noise == "paper":
         # equal per-release epsilon' at s = 1/2: selection costs 2 / z_sel, update 1 / z_upd
         selection = NoisyMaxEvent(
-            noise="laplace", noise_multiplier=1.0 / s, count=n_iter, sensitivity=delta_score
+            noise="laplace",
+            noise_multiplier=1.0 / share.value,
+            count=n_iter,
+            sensitivity=delta_score,
         )
         update = LaplaceEvent(
-            noise_multiplier=0.5 / (1.0 - s), count=n_iter, sensitivity=delta_grad
+            noise_multiplier=0.5 / share.rest, count=n_iter, sensitivity=delta_grad
         )
     else:
         # zCDP: the selection costs 1 / (2 z_sel^2), the update 1 / (2 z_upd^2)
         selection = NoisyMaxEvent(
             noise="gumbel",
-            noise_multiplier=1.0 / math.sqrt(s),
+            noise_multiplier=1.0 / math.sqrt(share.value),
             count=n_iter,
             sensitivity=delta_score,
         )
         update = GaussianEvent(
-            noise_multiplier=1.0 / math.sqrt(1.0 - s), count=n_iter, sensitivity=delta_grad
+            noise_multiplier=1.0 / math.sqrt(share.rest), count=n_iter, sensitivity=delta_grad
         )
     selection = _labelled(selection, "greedy coordinate selection (noisy max over rule scores)")
     update = _labelled(update, "clipped partial derivative of the selected coordinate "
@@ -137,66 +139,6 @@ def _labelled(event, label):
     from dataclasses import replace
 
     return replace(event, label=label)
-
-
-class _ClippedGradient:
-    """The clipped gradient at the current iterate, kept up to date step after step."""
-
-    def __init__(self, problem, clip):
-        self.problem = problem
-        self.clip = clip
-        self.n = problem.n_samples
-        self.p = problem.n_features
-        self.sparse = sp.issparse(problem.X)
-        self.z = np.zeros(self.n)
-        self.s = np.empty(self.n)
-        self.G = np.empty(problem.n_coords)
-        if self.sparse:
-            X = problem.X
-            self.rows = X.tocsr()
-            self.nnz = X.nnz
-        self.work = 0
-        self.refresh()
-
-    def gradient(self, t: int):
-        """The clipped gradient at the start of step ``t`` (kept up to date by :meth:`move`)."""
-        return self.G
-
-    def refresh(self):
-        """Recompute derivatives and the clipped gradient from the margins."""
-        prob = self.problem
-        _kernels.derivatives(prob.datafit.code, prob.datafit.param, self.z, prob.y, self.s)
-        head = self.G[: self.p]
-        if self.sparse:
-            X = prob.X
-            _kernels.clipped_gradient_csc(
-                X.data, X.indices, X.indptr, self.n, self.s, self.clip[: self.p], head
-            )
-        else:
-            _kernels.clipped_gradient_dense(prob.X, self.s, self.clip[: self.p], head)
-        if prob.fit_intercept:
-            c = self.clip[self.p]
-            self.G[self.p] = np.mean(clip_terms(self.s, c))
-        self.work = 0
-
-    def move(self, j: int, d: float):
-        """Coordinate ``j`` moved by ``d``: update margins and the clipped gradient."""
-        prob = self.problem
-        if j == self.p:
-            self.z += d
-            self.refresh()
-        elif self.sparse:
-            X, R = prob.X, self.rows
-            self.work += patch_clipped_gradient(
-                X.data, X.indices, X.indptr, R.data, R.indices, R.indptr,
-                j, d, prob.y, self.z, self.s, self.clip, self.G,
-                prob.datafit.code, prob.datafit.param, self.p, prob.fit_intercept,
-            )  # fmt: skip
-            if self.work >= self.nnz:
-                self.refresh()
-        else:
-            _kernels.add_scaled_column_dense(prob.X, j, d, self.z)
-            self.refresh()
 
 
 def dp_gcd(
@@ -252,7 +194,7 @@ def dp_gcd(
         and ``"auto"`` otherwise.
     random_state : None, int, Generator or NoiseSource
         All randomness comes from it, mixed with the budget charge (see
-        :func:`~dpglm.solvers.spending.spend`).
+        :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
 
     Returns
@@ -267,12 +209,11 @@ def dp_gcd(
     n_iter = check_positive_int("n_iter", n_iter)
     if noise not in NOISE_MODES:
         raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
-    if not isinstance(selection_share, numbers.Real) or not 0.0 < selection_share < 1.0:
-        raise ValueError(f"selection_share must lie in (0, 1), got {selection_share!r}")
+    share = Share(selection_share, "selection_share")
     rule_code = _rule_code(rule, problem)
     if accountant is None:
         accountant = "advanced" if noise == "paper" else "auto"
-    n, n_coords, p = problem.n_samples, problem.n_coords, problem.n_features
+    n, p = problem.n_samples, problem.n_features
     private = not math.isinf(epsilon)
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
@@ -287,12 +228,9 @@ def dp_gcd(
     )
     # with public bounds, every entry is clipped to them before any kernel reads it
     problem = spec.bounded(problem)
-    # M_j from the data here, or from column sums where a sharded problem's rows live
-    # (a partial adds no frame: a leak warning still points at the caller of dp_gcd)
-    if problem.sharded:
-        estimate = functools.partial(problem.smoothness, spec)
-    else:
-        estimate = functools.partial(spec.estimate, problem)
+    # M_j from the problem's column statistics, wherever its records are (a partial adds
+    # no frame: a leak warning still points at the caller of dp_gcd)
+    estimate = functools.partial(spec.estimate, problem)
     # public bounds or leaked data: no draw, so nothing random happens before the charge
     with collect_privacy_warnings() as leaks:
         M = None if spec.mode == "private" else estimate(source=None)
@@ -300,7 +238,7 @@ def dp_gcd(
     delta_score = delta_grad = None
     if private and M is not None:
         delta_score, delta_grad = 2.0 * clip / (n * math.sqrt(M.sum())), 2.0 * clip / n
-    template = spec.plan + greedy_plan(n_iter, noise, selection_share, delta_score, delta_grad)
+    template = spec.plan + greedy_plan(n_iter, noise, share.value, delta_score, delta_grad)
     spent = spend(
         template,
         epsilon=epsilon,
@@ -324,17 +262,15 @@ def dp_gcd(
     arrays = coordinate_arrays(
         M, step=step, clip=clip if private else math.inf, penalty=problem.penalty, n_features=p
     )
-    selection_event, update_event = spent.plan.events[-2:]
-    if private:
-        score_scale = selection_event.noise_multiplier * 2.0 * clip / (n * math.sqrt(M.sum()))
-        update_scale = update_event.noise_multiplier * 2.0 * arrays.clip / n
-    else:
-        score_scale, update_scale = 0.0, np.zeros(n_coords)
+    selection, update = spent.release(-2), spent.release(-1)
+    # every rule's score of coordinate j moves by at most 2 C_j / (n sqrt(M_j)), which is
+    # 2 C / (n sqrt(tr M)) for all j; an update releases a mean of terms clipped to C_j
+    score_scale = selection.scale(2.0, clip, over=n * math.sqrt(M.sum()))
+    update_scale = update.scale(2.0, arrays.clip, over=n)
 
-    draws = _Draws(source, noise, private, score_scale, update_scale)
-    # sparse gradients always use the default threads (so do sharded ones, on their workers)
-    sparse = problem.sharded or sp.issparse(problem.X)
-    with threads_for(math.inf if sparse else problem.X.size):
+    draws = _Draws(selection, update, score_scale, update_scale)
+    # one thread for a small dense pass; sparse or sharded data (inf) keep the default threads
+    with threads_for(problem.dense_entries()):
         theta, history, picks = _run(problem, arrays, rule_code, draws, n_iter)
     return FitResult.from_theta(
         problem,
@@ -359,30 +295,23 @@ def dp_gcd(
 
 @dataclass(frozen=True)
 class _Draws:
-    """The noise of a fit: standard draws from ``source``, and the scales they get."""
+    """The noise of a fit: its selection and update releases, and the scales they get.
 
-    source: object
-    mode: str
-    private: bool
+    The kernels take unit draws (Gumbel or Laplace for the selection, Gaussian or
+    Laplace for the update; zeros without noise) and multiply them by the scales.
+    """
+
+    selection: Release
+    update: Release
     score_scale: float
     update_scale: np.ndarray
-
-    def standard(self, shape, *, update=False):
-        """Gumbel (tight selection), Gaussian (tight update) or Laplace (paper) draws."""
-        if not self.private:
-            return np.zeros(shape)
-        if self.mode == "paper":
-            return np.asarray(self.source.laplace(1.0, shape))
-        if update:
-            return np.asarray(self.source.standard_normal(shape))
-        return np.asarray(self.source.gumbel(1.0, shape))
 
 
 def _run(problem, arrays, rule_code, draws, n_iter):
     """The ``n_iter`` greedy steps; returns the iterate, the history and the selections."""
     n_coords = problem.n_coords
     M = arrays.smoothness
-    state = _gradient_state(problem, arrays.clip)
+    state = problem.clipped_gradient_tracker(arrays.clip)
     theta = np.zeros(n_coords)
     history = History.empty(n_coords)
     marks = History.checkpoints(n_iter)
@@ -393,8 +322,8 @@ def _run(problem, arrays, rule_code, draws, n_iter):
         row = t % block
         if row == 0:
             rows = min(block, n_iter - t)
-            selection_noise = draws.standard((rows, n_coords))
-            update_noise = draws.standard((rows,), update=True)
+            selection_noise = draws.selection.unit((rows, n_coords))
+            update_noise = draws.update.unit((rows,))
         G = state.gradient(t)
         j = greedy_select(
             rule_code, G, theta, M, arrays.l1, arrays.l2, arrays.lo, arrays.hi,
@@ -417,13 +346,6 @@ def _run(problem, arrays, rule_code, draws, n_iter):
         if t + 1 in marks:
             history.record(t + 1, theta)
     return theta, history, picks
-
-
-def _gradient_state(problem, clip):
-    """The clipped gradient kept up to date: here, or on a sharded problem's row chunks."""
-    if problem.sharded:
-        return problem.greedy_gradient(clip)
-    return _ClippedGradient(problem, clip)
 
 
 def _rule_code(rule, problem):

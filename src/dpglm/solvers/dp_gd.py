@@ -19,8 +19,10 @@ plan of ``T`` Gaussian events with the same multiplier ``z``, the smallest for
 which the accountant (``"auto"``: exact Gaussian DP) says they meet
 ``(epsilon, delta)``. Every iterate is a post-processing of the releases. The
 per-sample clipping is a per-record operation; the clipped sum is computed
-without an ``n x p`` array by :func:`~dpglm.solvers.dp_agd.clipped_gradient_sum`,
-the same code as DP-AGD's gradient release.
+without an ``n x p`` array by :func:`~dpglm.access.sums.clipped_gradient_sum`,
+the same code as DP-AGD's gradient release, asked of the problem
+(:meth:`~dpglm.problem.Problem.gradient_sums`): in memory, or summed over the
+row chunks of a :class:`~dpglm.distributed.data_parallel.ShardedProblem`.
 
 Problems: any datafit (the hinge loss uses its subgradient; a constant step
 converges to the optimum only for a smooth loss, with ``gamma <= 1 / L``), with
@@ -61,16 +63,16 @@ import math
 import numpy as np
 
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.mechanisms import gaussian_mechanism
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     check_positive_int,
     neighbouring_assumptions,
 )
-from dpglm.solvers.dp_agd import clipped_gradient_sum, gradient_step_l2, row_norms
+from dpglm.solvers.dp_agd import gradient_step_l2
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import check_privacy_target, spend
 
 NEIGHBOURING = "replace_one"
 
@@ -158,7 +160,7 @@ def dp_gd(
         tightest, exact Gaussian DP for this plan).
     random_state : None, int, Generator or NoiseSource
         All randomness (the noise) comes from it, mixed with the budget charge
-        (see :func:`~dpglm.solvers.spending.spend`).
+        (see :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -186,15 +188,13 @@ def dp_gd(
     >>> fit.info["noise_std"] == fit.info["noise_multiplier"] * 2 * 0.5
     True
     """
-    epsilon, delta = check_privacy_target(epsilon, delta)
+    epsilon, delta = check_privacy_target(
+        epsilon, delta, positive_delta="Gaussian noise gives no (epsilon, 0) guarantee"
+    )
     T = check_positive_int("n_iter", n_iter)
     step = check_positive("step", step)
     clip = check_positive("clip", clip, allow_inf=True)
     private = not math.isinf(epsilon)
-    if private and delta == 0:
-        raise ValueError(
-            "delta must be > 0 for a private fit: Gaussian noise gives no (epsilon, 0) guarantee"
-        )
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     if not isinstance(accountant, str):
@@ -218,22 +218,19 @@ def dp_gd(
         random_state=random_state,
         secure=secure,
     )
-    source = spent.source  # keyed to the charge: no two fits of one budget share noise
-    (event,) = spent.plan.events
-    multiplier = event.noise_multiplier if private else 0.0
-    sensitivity = 2.0 * clip if private else 0.0
+    # noise keyed to the charge (no two fits of one budget share it), at the event's
+    # sensitivity 2 C: a clipped gradient replaced in the sum
+    release = spent.release(0)
 
     n, p = problem.n_samples, problem.n_features
-    norms = row_norms(problem) if private else None
+    sums = problem.gradient_sums(clip)  # the row norms are read once, when clipping needs them
     theta = np.zeros(problem.n_coords)
     history = History.empty(problem.n_coords)
     marks = History.checkpoints(T)
     for t in range(1, T + 1):
-        total, _ = clipped_gradient_sum(problem, theta, clip, norms)
+        total, _ = sums.gradient_sum(theta)
         if private:
-            total = gaussian_mechanism(
-                total, sensitivity=sensitivity, noise_multiplier=multiplier, source=source
-            )
+            total = release.add(total)
         gradient = total / n
         gradient[:p] += l2 * theta[:p]
         theta = theta - step * gradient
@@ -249,7 +246,7 @@ def dp_gd(
             "solver": "dp-gd",
             "step_size": step,
             "clip": clip,
-            "noise_multiplier": multiplier,
-            "noise_std": multiplier * sensitivity,
+            "noise_multiplier": release.multiplier,
+            "noise_std": release.scale(),
         },
     )

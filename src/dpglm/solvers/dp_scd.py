@@ -122,9 +122,11 @@ from dpglm.clipping import normalised_rows, record_norms
 from dpglm.datafits import HINGE, LOGISTIC, SQUARED, SQUARED_HINGE
 from dpglm.penalties import L2
 from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.releases import Release
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
-    check_in_memory,
     check_positive,
     neighbouring_assumptions,
 )
@@ -139,7 +141,6 @@ from dpglm.solvers.dp_sgd import (
     training_event,
 )
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import check_privacy_target, spend
 
 #: the datafits DP-SCD handles (the kernels' dual steps)
 DATAFITS = {
@@ -163,14 +164,14 @@ NORMALISATION = (
 )
 
 
-def sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -> float:
+def update_sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -> float:
     """L2 sensitivity of one batch update of ``(alpha, v)`` under the sampler's relation.
 
     Examples
     --------
-    >>> round(sensitivity(1.0, 10, "poisson", False), 4)
+    >>> round(update_sensitivity(1.0, 10, "poisson", False), 4)
     2.8284
-    >>> round(sensitivity(1.0, 3, "without_replacement", True), 4)
+    >>> round(update_sensitivity(1.0, 3, "without_replacement", True), 4)
     6.9282
     """
     if sequential:
@@ -180,7 +181,8 @@ def sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -
 
 def check_scd_problem(problem) -> float:
     """Refuse what DP-SCD cannot fit; return ``lambda`` (the L2 penalty's ``alpha``)."""
-    check_in_memory(problem, "DP-SCD")
+    # every batch needs the shared vector fresh from the previous one: the records stay here
+    problem = problem.in_memory("DP-SCD")
     penalty = problem.penalty
     if type(penalty) is not L2:
         raise ValueError(
@@ -269,25 +271,26 @@ _EMPTY = np.zeros(0)
 
 
 class _StepNoise:
-    """The noise of a chunk of steps: drawn inside the kernel, in advance, or none.
+    """The unit noise of a chunk of steps: drawn inside the kernel, in advance, or none.
 
-    A numpy-backed source hands its Generator to the kernel, which draws each
-    value when it needs it (the same stream as numpy's bulk draws, 5x faster
-    on this workload). The secure source has no Generator: its draws are made
-    here, for ``alpha`` (one per batch entry, or ``n`` per step when every
-    entry is noised) then ``steps * p`` for ``v``.
+    It comes from the fit's release, whose scale the kernel applies. A release
+    on a numpy-backed source hands its Generator to the kernel, which
+    draws each value when it needs it (the same stream as numpy's bulk draws,
+    5x faster on this workload). The secure source has no Generator: the
+    release's draws are made here, for ``alpha`` (one per batch entry, or ``n``
+    per step when every entry is noised) then ``steps * p`` for ``v``.
     """
 
-    def __init__(self, source, private, entries, steps, p, alpha_per_step=None):
+    def __init__(self, release: Release, entries, steps, p, alpha_per_step=None):
         self.p, self.alpha_per_step = p, alpha_per_step
         self.generator, self.inline = _NO_GENERATOR, False
         self.alpha = self.v = _EMPTY
-        if private and source.generator is not None:
-            self.generator, self.inline = source.generator, True
-        elif private:
+        if release.generator is not None:
+            self.generator, self.inline = release.generator, True
+        elif release.private:
             count = entries if alpha_per_step is None else steps * alpha_per_step
-            self.alpha = np.ascontiguousarray(source.standard_normal(count), dtype=float)
-            self.v = np.ascontiguousarray(source.standard_normal(steps * p), dtype=float)
+            self.alpha = np.ascontiguousarray(release.unit(count), dtype=float)
+            self.v = np.ascontiguousarray(release.unit(steps * p), dtype=float)
 
     def span(self, entries: slice, steps: slice) -> tuple:
         """Kernel arguments ``(noise_alpha, noise_v, generator, inline)`` of some steps."""
@@ -299,7 +302,7 @@ class _StepNoise:
         return self.alpha[entries], v, self.generator, self.inline
 
 
-def _train(steps: _Steps, sampler: BatchSampler, source, T, private, lambda_n) -> History:
+def _train(steps: _Steps, sampler: BatchSampler, source, T, release, lambda_n) -> History:
     """Run ``T`` steps, drawing batches (and pre-drawn noise) chunk by chunk."""
     p = steps.v.shape[0]
     history = History.empty(p)
@@ -310,7 +313,7 @@ def _train(steps: _Steps, sampler: BatchSampler, source, T, private, lambda_n) -
         counts, rows = sampler.draw(source, size)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         every = steps.alpha.shape[0] if steps.noise_all else None
-        noise = _StepNoise(source, private, int(offsets[-1]), size, p, every)
+        noise = _StepNoise(release, int(offsets[-1]), size, p, every)
         done = 0
         for end in sorted({m - first for m in marks if first < m <= first + size} | {size}):
             entries = slice(offsets[done], offsets[end])
@@ -361,7 +364,7 @@ def dp_scd(
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
         All randomness (batches and noise) comes from it, mixed with the budget
-        charge (see :func:`~dpglm.solvers.spending.spend`).
+        charge (see :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -389,7 +392,7 @@ def dp_scd(
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
     clip = clip if private else math.inf
-    sens = sensitivity(clip, batch_size, sampling, sequential)
+    sens = update_sensitivity(clip, batch_size, sampling, sequential)
     name = "SeqDP-SCD" if sequential else "DP-SCD"
     label = f"scaled dual coordinate updates (alpha, v) over a {sampling} batch"
     event = training_event(sampling, n, batch_size, T, sens, label=label)
@@ -412,16 +415,16 @@ def dp_scd(
         secure=secure,
     )
     source = spent.source  # keyed to the charge: no two fits of one budget share noise
-    event = spent.plan.events[0]
-    multiplier = event.noise_multiplier if private else 0.0
-    sigma = multiplier * sens if private else 0.0
+    release = spent.release(0)
+    multiplier = release.multiplier
+    sigma = release.scale(sens)  # the kernels draw (or read) unit noise and scale it by sigma
 
     lambda_n = lam * n
     curvature = 1.0 if sequential else float(batch_size)
     noise_all = sampling == "without_replacement"
     steps = _Steps(problem, lambda_n, clip, sigma, curvature, sequential, batch_size, noise_all)
     sampler = BatchSampler(n, batch_size, sampling)
-    history = _train(steps, sampler, source, T, private, lambda_n)
+    history = _train(steps, sampler, source, T, release, lambda_n)
     return FitResult.from_theta(
         problem,
         steps.v / lambda_n,

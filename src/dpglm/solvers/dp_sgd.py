@@ -65,19 +65,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import binom
 
-from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
-from dpglm.clipping import record_norms
+from dpglm._kernels.stochastic import distinct_subsets
 from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
+from dpglm.privacy.releases import Release
+from dpglm.privacy.spending import spend
+from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinates import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     neighbouring_assumptions,
 )
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.spending import check_privacy_target, spend
 
 #: the neighbouring relation of every dpglm plan (``n`` is public)
 NEIGHBOURING = "replace_one"
@@ -255,45 +255,15 @@ def _chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
     return max(1, min(total, _DRAW_BLOCK // max(n_coords, batch_size)))
 
 
-def sample_norms(X, fit_intercept: bool) -> np.ndarray:
-    """``||(x_i, 1)||`` of every row of the row-major ``X`` (the 1 only with an intercept).
+def _train(steps, sampler: BatchSampler, source, T: int, release: Release) -> History:
+    """Run ``T`` steps, drawing batches then noise chunk by chunk; return the history.
 
-    Exact to rounding for every finite record (:func:`~dpglm.clipping.record_norms`):
-    the clipping of a per-sample gradient to norm ``C`` is only as good as its norm.
+    The noise is the release's unit Gaussian draws (zeros without noise), which
+    the kernels scale by the noise std.
 
-    Examples
-    --------
-    >>> sample_norms(np.array([[3.0, 4.0], [0.0, 0.0]]), True)
-    array([5.09901951, 1.        ])
+    ``steps`` is the problem's :class:`~dpglm.access.batches.BatchSteps` (in
+    memory, or gathering the batches' rows on its row chunks).
     """
-    return record_norms(X, fit_intercept)
-
-
-class _Steps:
-    """Runs DP-SGD steps on the row-major data with the dense or CSR kernel."""
-
-    def __init__(self, problem, theta, clip, sigma, step, inv_b, penalty_arrays):
-        X = problem.rows
-        self.sparse = sp.issparse(X)
-        self.data = (X.data, X.indices, X.indptr) if self.sparse else (X,)
-        self.y = np.ascontiguousarray(problem.y, dtype=float)
-        self.row_norms = sample_norms(X, problem.fit_intercept)
-        self.theta = theta
-        self.grad = np.empty_like(theta)
-        self.settings = (clip, step, inv_b, *penalty_arrays)
-        self.sigma = sigma
-        self.datafit = (problem.datafit.code, problem.datafit.param, problem.fit_intercept)
-
-    def run(self, counts, rows, noise):
-        head = (self.y, self.row_norms, counts, rows, noise, self.theta, self.grad, self.sigma)
-        if self.sparse:
-            sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
-        else:
-            sgd_steps_dense(*self.data, *head, *self.settings, *self.datafit)
-
-
-def _train(steps: _Steps, sampler: BatchSampler, source, T: int, private: bool) -> History:
-    """Run ``T`` steps, drawing batches then noise chunk by chunk; return the history."""
     n_coords = steps.theta.shape[0]
     history = History.empty(n_coords)
     marks = History.checkpoints(T)
@@ -301,10 +271,7 @@ def _train(steps: _Steps, sampler: BatchSampler, source, T: int, private: bool) 
     for first in range(0, T, chunk):
         size = min(chunk, T - first)
         counts, rows = sampler.draw(source, size)
-        if private:
-            noise = np.ascontiguousarray(source.standard_normal((size, n_coords)), dtype=float)
-        else:
-            noise = np.zeros((size, n_coords))
+        noise = np.ascontiguousarray(release.unit((size, n_coords)), dtype=float)
         offsets = np.concatenate(([0], np.cumsum(counts)))
         # stop at every checkpoint inside the chunk, without changing what is drawn
         done = 0
@@ -357,7 +324,7 @@ def dp_sgd(
     accountant : str, default="auto"
     random_state : None, int, Generator or NoiseSource
         All randomness (batch sizes, batches and noise) comes from it, mixed with
-        the budget charge (see :func:`~dpglm.solvers.spending.spend`).
+        the budget charge (see :func:`~dpglm.privacy.spending.spend`).
     secure : bool, default=False
         Draw from the operating system's CSPRNG (no seed allowed).
 
@@ -399,17 +366,14 @@ def dp_sgd(
         secure=secure,
     )
     source = spent.source  # keyed to the charge: no two fits of one budget share noise
-    event = spent.plan.events[0]
-    multiplier = event.noise_multiplier if private else 0.0
-    sigma = multiplier * event.sensitivity if private else 0.0
+    release = spent.release(0)
+    multiplier = release.multiplier
+    sigma = release.scale()  # the event's sensitivity: 2 C, a clipped gradient replaced
 
     theta = np.zeros(n_coords)
-    # the data side: in memory, or the sampled rows gathered on a sharded problem's chunks
-    if problem.sharded:
-        steps = problem.sgd_steps(theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
-    else:
-        steps = _Steps(problem, theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
-    history = _train(steps, BatchSampler(n, batch_size, sampling), source, T, private)
+    # the data side: the problem's records, in memory or gathered on its row chunks
+    steps = problem.batch_steps(theta, clip, sigma, step, 1.0 / batch_size, penalty_arrays)
+    history = _train(steps, BatchSampler(n, batch_size, sampling), source, T, release)
     return FitResult.from_theta(
         problem,
         theta,

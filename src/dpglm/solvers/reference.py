@@ -49,9 +49,9 @@ from scipy.optimize import brentq, linprog, minimize
 from scipy.sparse.linalg import LinearOperator, cg
 
 from dpglm._kernels import svm_dual_epochs_csr
+from dpglm.access.columns import column_mean_squares
 from dpglm.datafits import Hinge, Squared
 from dpglm.penalties import L1, L2, Box, L1Ball, NoPenalty
-from dpglm.problem import column_mean_squares
 
 #: relative accuracy the reference guarantees on the optimal objective
 TARGET_RTOL = 1e-9

@@ -41,15 +41,15 @@ array([1., 4.])
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpglm.privacy.events import LaplaceEvent, PrivacyPlan
 from dpglm.privacy.leaks import warn_privacy_leak
-from dpglm.problem import column_mean_squares
+from dpglm.privacy.releases import Release
+from dpglm.privacy.spending import calibrate_cached
+from dpglm.privacy.targets import Share
 
 SMOOTHNESS_MODES = ("auto", "bounds", "private", "data")
 
@@ -79,25 +79,6 @@ def _check_bounds(feature_bounds, n_features, *, positive):
             f"feature_bounds must be finite and {need}; column {j} has {float(bounds[j])!r}"
         )
     return bounds
-
-
-def clipped_column_mean_squares(X, ceilings) -> np.ndarray:
-    """``(1/n) sum_i min(X_ij**2, ceilings_j)`` per column (each record clipped on its own).
-
-    Examples
-    --------
-    >>> clipped_column_mean_squares(np.array([[3.0, 1.0], [1.0, 1.0]]), np.array([4.0, 4.0]))
-    array([2.5, 1. ])
-    """
-    n = X.shape[0]
-    # an extreme entry's square overflows to inf, which the ceiling clips
-    with np.errstate(over="ignore", under="ignore"):
-        if sp.issparse(X):
-            X = sp.csc_matrix(X)
-            cols = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
-            squares = np.minimum(X.data * X.data, ceilings[cols])
-            return np.bincount(cols, weights=squares, minlength=X.shape[1]) / n
-        return np.minimum(X * X, ceilings[None, :]).sum(axis=0) / n
 
 
 @dataclass(frozen=True)
@@ -145,8 +126,6 @@ class SmoothnessSpec:
         neighbouring : str
             The relation of the fit's plan.
         """
-        from dpglm.solvers.spending import calibrate_cached
-
         if mode not in SMOOTHNESS_MODES:
             raise ValueError(f"smoothness must be one of {SMOOTHNESS_MODES}, got {mode!r}")
         if mode == "auto":
@@ -164,8 +143,7 @@ class SmoothnessSpec:
             bounds = _check_bounds(feature_bounds, problem.n_features, positive=mode == "private")
         plan = PrivacyPlan((), neighbouring)
         if mode == "private":
-            if not isinstance(share, numbers.Real) or not 0.0 < share < 1.0:
-                raise ValueError(f"smoothness_share must lie in (0, 1), got {share!r}")
+            share = Share(share, "smoothness_share")
             n = problem.n_samples
             template = PrivacyPlan(
                 (
@@ -179,7 +157,7 @@ class SmoothnessSpec:
                 ),
                 neighbouring,
             )
-            calibrated = calibrate_cached(template, share * epsilon, share * delta)
+            calibrated = calibrate_cached(template, share.of(epsilon), share.of(delta))
             plan = PrivacyPlan(tuple(e.frozen() for e in calibrated.plan.events), neighbouring)
         return cls(mode, bounds, plan)
 
@@ -220,7 +198,9 @@ class SmoothnessSpec:
         """``M_j`` for every coordinate (intercept last), drawing noise from ``source``.
 
         Call it after the fit's plan has been charged. ``"data"`` warns with
-        :class:`~dpglm.exceptions.PrivacyLeakWarning`.
+        :class:`~dpglm.exceptions.PrivacyLeakWarning`. The column statistics
+        come from the problem (:meth:`~dpglm.access.DataAccess.column_square_means`),
+        in memory or summed over its row chunks; the noise is added here.
         """
         curvature = problem.datafit.curvature
         if not math.isfinite(curvature):
@@ -237,15 +217,15 @@ class SmoothnessSpec:
                 "this leak",
                 stacklevel=3,
             )
-            squares = column_mean_squares(problem.X)
+            squares = problem.column_square_means()
         else:
             ceilings = self.bounds**2
             n = problem.n_samples
             event = self.plan.events[0]
-            fractions = clipped_column_mean_squares(problem.X, ceilings) / ceilings
-            noisy = fractions + np.asarray(
-                source.laplace(event.noise_multiplier * event.sensitivity, problem.n_features)
-            )
+            fractions = problem.column_square_means(ceilings) / ceilings
+            # Laplace noise at the event's sensitivity 1 / n (each fraction is a mean of
+            # terms in [0, 1])
+            noisy = fractions + np.asarray(Release(event, source).noise(problem.n_features))
             squares = ceilings * np.maximum(noisy, 1.0 / n)
         M = curvature * squares
         if problem.fit_intercept:

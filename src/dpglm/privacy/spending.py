@@ -6,7 +6,8 @@ wants) is calibrated to the target ``(epsilon, delta)``, charged to the shared
 :class:`~dpglm.privacy.budget.PrivacyBudget` if one is given (which refuses
 when the budget would be exceeded), and described in a
 :class:`~dpglm.privacy.report.PrivacyReport`. The solver then runs exactly the
-calibrated plan, with the noise source :func:`spend` returns.
+calibrated plan: each of its events through the :class:`~dpglm.privacy.releases.Release`
+that :meth:`Spent.release` binds to the noise source :func:`spend` returns.
 
 The noise source is made after the charge, from the fit's ``random_state`` and
 the charge itself (:attr:`~dpglm.privacy.budget.Charge.noise_key`): a seed
@@ -24,7 +25,7 @@ many times.
 Examples
 --------
 >>> from dpglm.privacy.events import GaussianEvent, PrivacyPlan
->>> from dpglm.solvers.spending import spend
+>>> from dpglm.privacy.spending import spend
 >>> template = PrivacyPlan([GaussianEvent(noise_multiplier=1.0, count=100)])
 >>> spent = spend(template, epsilon=1.0, delta=1e-6)
 >>> round(spent.plan.events[0].noise_multiplier, 1), spent.report.accountant
@@ -36,6 +37,8 @@ Examples
 ... )
 >>> a.charge.index, b.charge.index, a.source.standard_normal() == b.source.standard_normal()
 (0, 1, False)
+>>> round(a.release(0).scale(0.5), 2)  # the calibrated multiplier times a sensitivity of 0.5
+21.12
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ from dpglm.privacy.budget import Charge
 from dpglm.privacy.calibration import CalibrationResult, calibrate
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
+from dpglm.privacy.releases import Release
 from dpglm.privacy.report import MechanismRecord, PrivacyReport
+from dpglm.privacy.targets import check_privacy_target
 
 #: in the report of a fit whose random_state fixes its noise
 SEED_ASSUMPTION = (
@@ -87,28 +92,6 @@ def seed_assumptions(random_state, secure: bool = False) -> tuple:
     ):
         return (SEED_ASSUMPTION,)
     return ()
-
-
-def check_privacy_target(epsilon, delta) -> tuple[float, float]:
-    """Validate a target: ``epsilon > 0`` (``inf`` allowed) and ``0 <= delta < 1``.
-
-    Examples
-    --------
-    >>> check_privacy_target(1, 1e-6)
-    (1.0, 1e-06)
-    """
-    try:
-        epsilon = float(epsilon)
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"epsilon and delta must be numbers, got epsilon={epsilon!r}, delta={delta!r}"
-        ) from None
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be positive (inf for a non-private fit), got {epsilon!r}")
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
-    return epsilon, delta
 
 
 def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
@@ -176,6 +159,19 @@ class Spent:
     def private(self) -> bool:
         """Whether the fit adds noise (``epsilon < inf``)."""
         return self.scale > 0
+
+    def release(self, index: int) -> Release:
+        """Event ``index`` of the calibrated plan (negative: from the end), bound to ``source``.
+
+        Examples
+        --------
+        >>> from dpglm.privacy.events import LaplaceEvent, PrivacyPlan
+        >>> template = PrivacyPlan([LaplaceEvent(noise_multiplier=1.0, sensitivity=0.1)])
+        >>> spent = spend(template, epsilon=2.0, delta=0.0, random_state=0)
+        >>> round(spent.release(-1).scale(), 6)  # multiplier 1 / 2 times the sensitivity
+        0.05
+        """
+        return Release(self.plan.events[index], self.source)
 
 
 def calibrate_cached(
@@ -246,7 +242,7 @@ def spend(
     Notes
     -----
     Solvers draw nothing before calling :func:`spend`, and everything from
-    ``spent.source`` after it.
+    ``spent.source`` after it: their noise through :meth:`Spent.release`.
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
     # a random_state that cannot make a source must fail before the charge, not after

@@ -1,0 +1,163 @@
+"""Sums of per-sample L2-clipped gradients and clipped losses (DP-AGD, DP-GD).
+
+A full-batch private gradient method releases ``sum_i clip_C(l'(z_i) (x_i, 1))``
+(the 1 only with an intercept), each per-sample gradient clipped to L2 norm
+``C``; DP-AGD also scores candidate step sizes ``a`` along a direction ``d``
+by ``sum_i min(l(z_i - a u_i), C_obj)`` with ``u = X d``. Both are sums over
+records of per-record terms, so a row chunk computes its part and a
+coordinator adds the parts (:mod:`dpglm.distributed.data_parallel`).
+
+:class:`GradientSums` holds what a fit keeps between its steps (the row norms);
+a problem hands one out with
+:meth:`Problem.gradient_sums <dpglm.problem.Problem.gradient_sums>`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.problem import Problem
+>>> prob = Problem(np.array([[3.0, 4.0], [1.0, 0.0]]), np.array([1.0, 0.0]), "squared")
+>>> total, z = GradientSums(prob, clip_grad=1.0).gradient_sum(np.zeros(2))
+>>> total  # the first record's gradient (-3, -4) is scaled to norm 1
+array([-0.6, -0.8])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpglm._kernels.full_gradient import clipped_candidate_losses
+from dpglm.clipping import l2_clip_coefficients, record_norms
+
+__all__ = ["GradientSums", "candidate_losses", "clipped_gradient_sum", "row_norms"]
+
+
+def row_norms(problem) -> np.ndarray:
+    """L2 norm of every record's feature vector ``(x_i, 1)`` (the 1 only with an intercept).
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[3.0, 4.0], [0.0, 0.0]]), np.zeros(2), "squared")
+    >>> row_norms(prob)
+    array([5., 0.])
+    """
+    return record_norms(problem.X, problem.fit_intercept)
+
+
+def clipped_gradient_sum(problem, theta, clip: float, norms=None):
+    """``sum_i clip_C(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each.
+
+    A per-sample gradient's L2 norm is ``|l'(z_i)|`` times the row norm, so the
+    clipped sum is one product ``X^T c``: no ``n x p`` array is formed. Each
+    term is clipped on its own (a per-record operation): replacing one record
+    moves the sum by at most ``2 C`` in L2.
+
+    Parameters
+    ----------
+    problem : Problem
+    theta : ndarray of shape (n_coords,)
+        Coefficients, then the intercept when fitted.
+    clip : float
+        ``C``; ``inf`` sums the gradients unclipped.
+    norms : ndarray of shape (n_samples,), optional
+        :func:`row_norms` of the problem, computed here when not given.
+
+    Returns
+    -------
+    total : ndarray of shape (n_coords,)
+    z : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[3.0, 4.0], [1.0, 0.0]]), np.array([1.0, 0.0]), "squared")
+    >>> total, z = clipped_gradient_sum(prob, np.zeros(2), 1.0)
+    >>> total  # the first record's gradient (-3, -4) is scaled to norm 1
+    array([-0.6, -0.8])
+    """
+    # an extreme record's margin and derivative may overflow: clipping bounds them below
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = problem.margins(theta)
+        s = problem.datafit.derivative(z, problem.y)
+    if math.isfinite(clip):
+        norms = row_norms(problem) if norms is None else norms
+        # |l'(z_i)| times the row norm is the per-sample gradient's norm
+        s = l2_clip_coefficients(s, norms, clip)
+    total = np.asarray(problem.X.T @ s).ravel()
+    if problem.fit_intercept:
+        total = np.append(total, s.sum())
+    return total, z
+
+
+def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarray:
+    """``sum_i min(l(z_i - a u_i), C_obj)`` for every candidate ``a``, with ``u = X d``.
+
+    Parameters
+    ----------
+    problem : Problem
+    z : ndarray of shape (n_samples,)
+        Margins at the current iterate.
+    direction : ndarray of shape (n_coords,)
+        ``d`` (its last entry moves the intercept, when fitted).
+    steps : ndarray of shape (k,)
+        Candidate step sizes.
+    clip_obj : float
+        ``C_obj``; ``inf`` for no clipping.
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[1.0], [2.0]]), np.zeros(2), "squared")
+    >>> candidate_losses(prob, np.zeros(2), np.array([1.0]), np.array([0.0, 1.0]), 1.0)
+    array([0. , 1.5])
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed losses
+        u = problem.margins(direction)
+    out = np.empty(steps.shape[0])
+    clipped_candidate_losses(
+        problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
+    )
+    return out
+
+
+class GradientSums:
+    """Clipped gradient sums and clipped candidate losses of one in-memory problem.
+
+    Parameters
+    ----------
+    problem : Problem
+    clip_grad : float
+        ``C_grad``, the L2 bound of every per-sample gradient (``inf``: no clipping).
+    clip_obj : float, default=inf
+        ``C_obj``, the bound of every per-sample loss in :meth:`losses`.
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[1.0], [2.0]]), np.zeros(2), "squared")
+    >>> sums = GradientSums(prob, clip_grad=np.inf, clip_obj=1.0)
+    >>> total, z = sums.gradient_sum(np.zeros(1))
+    >>> total, sums.losses(z, np.array([1.0]), np.array([0.0, 1.0]))
+    (array([0.]), array([0. , 1.5]))
+    """
+
+    def __init__(self, problem, clip_grad: float, clip_obj: float = math.inf):
+        self.problem = problem
+        self.clip_grad, self.clip_obj = clip_grad, clip_obj
+        self.row_norms = None  # read on the first gradient sum, when clipping needs them
+
+    def gradient_sum(self, theta):
+        """``sum_i clip(l'(z_i) (x_i, 1))`` and the margins ``z``, from one product each.
+
+        ``z`` is what :meth:`losses` takes back (``None`` from a sharded
+        problem, whose margins stay on its row chunks).
+        """
+        if self.row_norms is None and math.isfinite(self.clip_grad):
+            self.row_norms = row_norms(self.problem)
+        return clipped_gradient_sum(self.problem, theta, self.clip_grad, self.row_norms)
+
+    def losses(self, z, direction, steps):
+        """The clipped losses of the candidates, see :func:`candidate_losses`."""
+        return candidate_losses(self.problem, z, direction, steps, self.clip_obj)

@@ -1,0 +1,223 @@
+"""Privacy targets: the one check of ``(epsilon, delta)``, and the one split into shares.
+
+Every entry point that takes a target (the solvers, the estimators, the search,
+the budget, the accountants, the command line) validates it here, so that
+``epsilon > 0`` (``inf`` for no privacy) and ``0 <= delta < 1`` mean the same
+thing, with the same messages, wherever a target comes in.
+
+A fit that spends its budget in parts (the smoothness estimate of DP-CD and
+DP-GCD, the selections of DP-GCD, DP-AGD and vertical Frank-Wolfe, the noisy
+score of a search) names the part's :class:`Share`, which validates it and
+does the arithmetic of the split: the share of an amount, the rest of it, a
+target split in two.
+
+Examples
+--------
+>>> from dpglm.privacy.targets import Share, check_privacy_target
+>>> check_privacy_target(1, 1e-6)
+(1.0, 1e-06)
+>>> check_privacy_target(0.0, 1e-6)
+Traceback (most recent call last):
+...
+ValueError: epsilon must be positive (inf for no privacy), got 0.0
+>>> Share(0.25, "selection_share").split(2.0, 1e-6)
+((0.5, 2.5e-07), (1.5, 7.5e-07))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+__all__ = ["Share", "check_delta", "check_epsilon", "check_privacy_target"]
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
+    """``epsilon`` as a float, refused unless it is a number ``> 0`` (``inf``: no privacy).
+
+    Parameters
+    ----------
+    epsilon : float
+    name : str, default="epsilon"
+        How the messages call it (e.g. ``"budget epsilon"``).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not a real number (a bool or a string is not), is NaN
+        or is not positive.
+
+    Examples
+    --------
+    >>> check_epsilon(2), check_epsilon(float("inf"))
+    (2.0, inf)
+    """
+    if not _real(epsilon):
+        raise ValueError(f"{name} must be a number, got {epsilon!r}")
+    epsilon = float(epsilon)
+    if not epsilon > 0:
+        raise ValueError(f"{name} must be positive (inf for no privacy), got {epsilon!r}")
+    return epsilon
+
+
+def check_delta(delta, *, name: str = "delta", optional: bool = False) -> float | None:
+    """``delta`` as a float, refused unless it is a number in ``[0, 1)``.
+
+    Parameters
+    ----------
+    delta : float or None
+    name : str, default="delta"
+        How the messages call it (e.g. ``"budget delta"``).
+    optional : bool, default=False
+        Whether ``None`` (a default chosen later, e.g. from the data size) is allowed.
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not a real number in ``[0, 1)`` (nor an allowed ``None``).
+
+    Examples
+    --------
+    >>> check_delta(1e-6), check_delta(None, optional=True)
+    (1e-06, None)
+    """
+    if delta is None and optional:
+        return None
+    if not (_real(delta) and 0.0 <= delta < 1.0):
+        either = "be None or " if optional else ""
+        raise ValueError(f"{name} must {either}lie in [0, 1), got {delta!r}")
+    return float(delta)
+
+
+def check_privacy_target(
+    epsilon,
+    delta,
+    *,
+    owner: str = "",
+    optional_delta: bool = False,
+    positive_delta: str | None = None,
+    what: str = "fit",
+) -> tuple[float, float | None]:
+    """Validate a target: ``epsilon > 0`` (``inf`` allowed) and ``0 <= delta < 1``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+    owner : str, optional
+        Whose target it is, in the messages (``"budget"``: "budget epsilon ...").
+    optional_delta : bool, default=False
+        Allow ``delta=None``.
+    positive_delta : str, optional
+        Why a private target needs ``delta > 0`` (Gaussian noise, a zCDP or
+        Renyi DP analysis): ``delta = 0`` with a finite epsilon is then refused,
+        with this reason.
+    what : str, default="fit"
+        What the target is for, in the message of ``positive_delta``.
+
+    Returns
+    -------
+    epsilon : float
+    delta : float or None
+
+    Examples
+    --------
+    >>> check_privacy_target(1, 1e-6)
+    (1.0, 1e-06)
+    >>> check_privacy_target(1.0, 0.0, positive_delta="Gaussian noise needs it")
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be > 0 for a private fit: Gaussian noise needs it
+    """
+    prefix = f"{owner} " if owner else ""
+    epsilon = check_epsilon(epsilon, name=f"{prefix}epsilon")
+    delta = check_delta(delta, name=f"{prefix}delta", optional=optional_delta)
+    if positive_delta is not None and delta == 0.0 and not math.isinf(epsilon):
+        raise ValueError(f"{prefix}delta must be > 0 for a private {what}: {positive_delta}")
+    return epsilon, delta
+
+
+@dataclass(frozen=True)
+class Share:
+    """A share ``s`` in ``(0, 1)`` of a budget; the rest, ``1 - s``, goes to the other part.
+
+    The only place where a budget (an epsilon, a delta, a zCDP ``rho``, a
+    per-step budget) is split: the callers take :meth:`of` it, :meth:`rest_of`
+    it, or :meth:`split` a whole target, and never compute ``1 - s`` themselves.
+
+    Parameters
+    ----------
+    value : float
+        ``s``, strictly between 0 and 1.
+    name : str, default="share"
+        The parameter's name, for the message of a bad value.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a number strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> share = Share(0.25, "selection_share")
+    >>> share.of(8.0), share.rest_of(8.0), share.rest
+    (2.0, 6.0, 0.75)
+    >>> Share(1.0, "smoothness_share")
+    Traceback (most recent call last):
+    ...
+    ValueError: smoothness_share must lie in (0, 1), got 1.0
+    """
+
+    value: float
+    name: str = "share"
+
+    def __post_init__(self):
+        if not (_real(self.value) and 0.0 < self.value < 1.0):
+            raise ValueError(f"{self.name} must lie in (0, 1), got {self.value!r}")
+        object.__setattr__(self, "value", float(self.value))
+
+    @property
+    def rest(self) -> float:
+        """``1 - s``, the other part's share."""
+        return 1.0 - self.value
+
+    def of(self, amount: float) -> float:
+        """``s * amount``: this part's budget out of ``amount``."""
+        return self.value * amount
+
+    def rest_of(self, amount: float) -> float:
+        """``(1 - s) * amount``: the other part's budget out of ``amount``."""
+        return self.rest * amount
+
+    def matching(self, part: float) -> float:
+        """The other part's budget when this part's is ``part``: ``part (1 - s) / s``.
+
+        Examples
+        --------
+        >>> Share(0.25).matching(1.0)
+        3.0
+        """
+        return part * self.rest / self.value
+
+    def split(self, epsilon: float, delta: float) -> tuple:
+        """``(epsilon, delta)`` split in this part's and the rest, which add up to it exactly.
+
+        Returns
+        -------
+        tuple
+            ``((s epsilon, s delta), (epsilon - s epsilon, delta - s delta))``.
+        """
+        part = (self.of(epsilon), self.of(delta))
+        return part, (epsilon - part[0], delta - part[1])
