@@ -136,8 +136,8 @@ from dpglm.penalties import L1Ball  # noqa: E402
 from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent  # noqa: E402
 from dpglm.privacy.releases import Release  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
-from dpglm.solvers.dp_fw import dp_fw  # noqa: E402
 from dpglm.solvers.reference import solve_reference  # noqa: E402
+from dpglm.solvers.registry import get_solver  # noqa: E402
 from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -286,7 +286,7 @@ def central_runs(ball, plain, f_star, config, delta):
             meter = TreeLoad()
             meter.start()
             t0 = time.perf_counter()
-            fit = dp_fw(
+            fit = get_solver("dp-fw").fit(
                 ball,
                 epsilon=epsilon,
                 delta=0.0 if math.isinf(epsilon) else delta,

@@ -65,8 +65,9 @@ from dpglm.exceptions import PrivacyLeakWarning  # noqa: E402
 from dpglm.penalties import L2  # noqa: E402
 from dpglm.privacy.mechanisms import make_noise_source  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
-from dpglm.solvers.dp_scd import _Steps, dp_scd, row_scales  # noqa: E402
+from dpglm.solvers.dp_scd import _Steps, row_scales  # noqa: E402
 from dpglm.solvers.dp_sgd import BatchSampler, schedule  # noqa: E402
+from dpglm.solvers.registry import get_solver  # noqa: E402
 from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -172,7 +173,7 @@ def group(problem, y, n_perms=8):
             sdca_epoch_dense(rows, y, squares, alpha, w, perms[cursor[0]], lambda_n)
 
     def solver(passes, epsilon=1.0):
-        return lambda: dp_scd(
+        return lambda: get_solver("dp-scd").fit(
             problem,
             epsilon=epsilon,
             delta=1e-6,

@@ -35,7 +35,7 @@ import numpy as np
 from bench_kernels import environment
 from dpglm.penalties import L1
 from dpglm.problem import Problem
-from dpglm.solvers.dp_gcd import dp_gcd
+from dpglm.solvers.registry import get_solver
 from readme_tables import replace_table
 
 HERE = Path(__file__).resolve().parent
@@ -101,7 +101,7 @@ def sharded_fit(size):
         with shards:
             problem = ShardedProblem(shards, "squared", L1(LAMBDA))
             start = time.perf_counter()
-            fit = dp_gcd(problem, n_iter=size["steps"], **FIT)
+            fit = get_solver("dp-gcd").fit(problem, n_iter=size["steps"], **FIT)
             seconds = time.perf_counter() - start
             uplink = int(shards.uplink.sum())
         return fit.coef, {
@@ -125,7 +125,9 @@ def in_memory_fit(size):
     X = np.concatenate([b[0] for b in blocks])
     y = np.concatenate([b[1] for b in blocks])
     start = time.perf_counter()
-    fit = dp_gcd(Problem(X, y, "squared", L1(LAMBDA)), n_iter=size["steps"], **FIT)
+    fit = get_solver("dp-gcd").fit(
+        Problem(X, y, "squared", L1(LAMBDA)), n_iter=size["steps"], **FIT
+    )
     return fit.coef, time.perf_counter() - start
 
 

@@ -61,9 +61,7 @@ from dpglm._kernels.jit import FASTMATH  # noqa: E402
 from dpglm.exceptions import PrivacyLeakWarning  # noqa: E402
 from dpglm.penalties import L1  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
-from dpglm.solvers.dp_cd import dp_cd  # noqa: E402
-from dpglm.solvers.dp_gcd import dp_gcd  # noqa: E402
-from dpglm.solvers.dp_sgd import dp_sgd  # noqa: E402
+from dpglm.solvers.registry import get_solver  # noqa: E402
 from readme_tables import replace_table  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -131,7 +129,7 @@ def run(n, p, sparse_p, density, repeats, steps):
         ls_cd_epoch(X, r, w, order, inv_m, 1e-4)
 
     def dp_cd_epochs(passes, averaging):
-        return lambda: dp_cd(
+        return lambda: get_solver("dp-cd").fit(
             dense, passes=passes, averaging=averaging, feature_bounds=bounds, clip=1.0, **private
         )
 
@@ -152,7 +150,7 @@ def run(n, p, sparse_p, density, repeats, steps):
     data, indices, indptr = Xs.data, Xs.indices, Xs.indptr
 
     def gcd(n_iter, noise):
-        return lambda: dp_gcd(
+        return lambda: get_solver("dp-gcd").fit(
             sparse, n_iter=n_iter, noise=noise, feature_bounds=bounds, clip=1.0, **private
         )
 
@@ -180,7 +178,7 @@ def run(n, p, sparse_p, density, repeats, steps):
         gather_rows_sum(XC, batches[cursor[0]])
 
     def sgd(n_steps):
-        return lambda: dp_sgd(
+        return lambda: get_solver("dp-sgd").fit(
             rows_problem,
             passes=n_steps * batch / n,
             batch_size=batch,

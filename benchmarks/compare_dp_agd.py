@@ -93,12 +93,8 @@ from dpglm.data import load
 from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.penalties import L2
 from dpglm.problem import Problem
-from dpglm.solvers.dp_agd import dp_agd
-from dpglm.solvers.dp_cd import dp_cd
-from dpglm.solvers.dp_gcd import dp_gcd
-from dpglm.solvers.dp_gd import dp_gd
-from dpglm.solvers.dp_sgd import dp_sgd
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import get_solver
 from readme_tables import replace_table
 from result_store import load_results, spread
 from result_store import results_path as stored_path
@@ -197,13 +193,22 @@ def fit(method, problem, epsilon, config, seed):
     """The coefficients of one private fit."""
     common = {"epsilon": epsilon, "delta": DELTA, "random_state": seed}
     if method == "dp-agd":
-        return dp_agd(
-            problem, clip_obj=float(config["clip_obj"]), splits=float(config["splits"]), **common
-        ).theta
+        return (
+            get_solver("dp-agd")
+            .fit(
+                problem,
+                clip_obj=float(config["clip_obj"]),
+                splits=float(config["splits"]),
+                **common,
+            )
+            .theta
+        )
     if method == "dp-gd":
-        return dp_gd(
-            problem, n_iter=int(config["n_iter"]), step=float(config["step"]), **common
-        ).theta
+        return (
+            get_solver("dp-gd")
+            .fit(problem, n_iter=int(config["n_iter"]), step=float(config["step"]), **common)
+            .theta
+        )
     if method in ("dp-cd", "dp-gcd"):
         options = {
             "step": float(config["step"]),
@@ -215,16 +220,28 @@ def fit(method, problem, epsilon, config, seed):
             # the bounds are public: a leak warning here would be a bug
             warnings.simplefilter("error", PrivacyLeakWarning)
             if method == "dp-cd":
-                return dp_cd(problem, passes=float(config["passes"]), **options, **common).theta
-            return dp_gcd(problem, n_iter=int(config["n_iter"]), **options, **common).theta
+                return (
+                    get_solver("dp-cd")
+                    .fit(problem, passes=float(config["passes"]), **options, **common)
+                    .theta
+                )
+            return (
+                get_solver("dp-gcd")
+                .fit(problem, n_iter=int(config["n_iter"]), **options, **common)
+                .theta
+            )
     if method == "dp-sgd":
-        return dp_sgd(
-            problem,
-            passes=float(config["passes"]),
-            step=float(config["step"]),
-            sampling="without_replacement",
-            **common,
-        ).theta
+        return (
+            get_solver("dp-sgd")
+            .fit(
+                problem,
+                passes=float(config["passes"]),
+                step=float(config["step"]),
+                sampling="without_replacement",
+                **common,
+            )
+            .theta
+        )
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
 
 

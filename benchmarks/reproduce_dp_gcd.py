@@ -74,10 +74,8 @@ from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.penalties import L1, L2
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.problem import Problem
-from dpglm.solvers.dp_cd import dp_cd
-from dpglm.solvers.dp_fw import dp_fw
-from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import get_solver
 from readme_tables import replace_table
 from result_store import load_results as load_stored
 from result_store import results_path, spread
@@ -223,23 +221,29 @@ def run_method(method, problem, passes, step, clip, seed):
     delta = 1.0 / problem.n_samples**2
     if method == "dp-fw":
         unpenalised, radius = _FW_BALL[id(problem)]
-        return dp_fw(
-            unpenalised,
-            epsilon=EPSILON,
-            delta=delta,
-            radius=radius,
-            n_iter=int(passes),
-            clip=float(clip),
-            random_state=seed,
-        ).theta
+        return (
+            get_solver("dp-fw")
+            .fit(
+                unpenalised,
+                epsilon=EPSILON,
+                delta=delta,
+                radius=radius,
+                n_iter=int(passes),
+                clip=float(clip),
+                random_state=seed,
+            )
+            .theta
+        )
     common = {"epsilon": EPSILON, "delta": delta, "step": float(step), "clip": float(clip)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         if method == "dp-cd":
-            fit = dp_cd(problem, passes=passes, smoothness="data", random_state=seed, **common)
+            fit = get_solver("dp-cd").fit(
+                problem, passes=passes, smoothness="data", random_state=seed, **common
+            )
         elif method == "dp-gcd-published":
             with _published_selection_scale():
-                fit = dp_gcd(
+                fit = get_solver("dp-gcd").fit(
                     problem,
                     n_iter=int(passes),
                     noise="paper",
@@ -248,7 +252,7 @@ def run_method(method, problem, passes, step, clip, seed):
                     **common,
                 )
         elif method.startswith("dp-gcd"):
-            fit = dp_gcd(
+            fit = get_solver("dp-gcd").fit(
                 problem,
                 n_iter=int(passes),
                 noise=method.rsplit("-", 1)[1],
@@ -257,9 +261,9 @@ def run_method(method, problem, passes, step, clip, seed):
                 **common,
             )
         elif method == "dp-sgd":
-            from dpglm.solvers.dp_sgd import dp_sgd
-
-            fit = dp_sgd(problem, passes=passes, batch_size=SGD_BATCH, random_state=seed, **common)
+            fit = get_solver("dp-sgd").fit(
+                problem, passes=passes, batch_size=SGD_BATCH, random_state=seed, **common
+            )
         else:
             raise ValueError(method)
     return fit.theta

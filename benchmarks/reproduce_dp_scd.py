@@ -76,9 +76,9 @@ import scipy.sparse as sp
 from dpglm.data import load
 from dpglm.penalties import L2
 from dpglm.problem import Problem
-from dpglm.solvers.dp_scd import dp_scd, row_scales
-from dpglm.solvers.dp_sgd import dp_sgd
+from dpglm.solvers.dp_scd import row_scales
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import get_solver
 from readme_tables import replace_table
 from result_store import load_results as load_stored
 from result_store import results_path, spread
@@ -189,11 +189,15 @@ def fit(method, problem, epsilon, config, seed):
         "clip": float(config["clip"]),
     }
     if method == "dp-scd":
-        return dp_scd(problem, **common).theta
+        return get_solver("dp-scd").fit(problem, **common).theta
     if method == "seqdp-scd":
-        return dp_scd(problem, sampling="without_replacement", sequential=True, **common).theta
+        return (
+            get_solver("dp-scd")
+            .fit(problem, sampling="without_replacement", sequential=True, **common)
+            .theta
+        )
     if method == "dp-sgd":
-        return dp_sgd(problem, step=float(config["step"]), **common).theta
+        return get_solver("dp-sgd").fit(problem, step=float(config["step"]), **common).theta
     raise ValueError(method)
 
 

@@ -5,6 +5,8 @@ inside functions, which a check of ``sys.modules`` would miss.
 """
 
 import ast
+import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -51,6 +53,30 @@ def _imported(module, path, tree):
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 yield (full if _is_dpglm_module(full) else base), node.lineno
+        elif isinstance(node, ast.Call):
+            name = _dynamic_import(node)
+            if name is not None:
+                yield name, node.lineno
+
+
+def _dynamic_import(node):
+    """The module an ``importlib.import_module`` call names, when its source spells it.
+
+    A literal name, or the package of an f-string's literal start
+    (``f"dpglm.solvers.{name}"`` imports a module of ``dpglm.solvers``); else None.
+    """
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if called != "import_module" or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        start = arg.values[0]
+        if isinstance(start, ast.Constant) and isinstance(start.value, str):
+            return start.value.rpartition(".")[0] or None
+    return None
 
 
 def _private(part):
@@ -129,6 +155,205 @@ def test_nothing_imports_the_cli():
     assert not found, "imports of the command line:\n" + "\n".join(found)
 
 
+# --- the layers: what each module may import, by rank ------------------------------------
+
+#: every module's layer and its rank (docs/architecture.md shows this table, and a test
+#: keeps the two equal): a module may import modules of its own rank or a lower one, and
+#: of its own rank only within its own entry. A module belongs to the longest entry that
+#: contains it; ``dpglm`` is the package top alone, which re-exports from every layer
+RANKS = {
+    "dpglm.exceptions": 0,
+    "dpglm._version": 0,
+    "dpglm.datafits": 0,
+    "dpglm.penalties": 0,
+    "dpglm.data": 1,
+    "dpglm._kernels": 1,
+    "dpglm.privacy": 1,
+    "dpglm.plotting": 1,
+    "dpglm.clipping": 2,
+    "dpglm.audit": 2,
+    "dpglm.access": 3,
+    "dpglm.problem": 4,
+    "dpglm.solvers": 5,
+    "dpglm.distributed": 6,
+    "dpglm.estimators": 7,
+    "dpglm.tuning": 8,
+    "dpglm.cli": 10,
+    "dpglm.__main__": 10,
+    "dpglm": 10,
+}
+
+#: imports of a module of the same rank in another entry that are allowed, by (importing
+#: module, imported module), and why; an upward import is never allowed
+SAME_RANK_ALLOWED = {
+    ("dpglm.__main__", "dpglm.cli"): "`python -m dpglm` is the dpglm command: it runs its main",
+}
+
+
+def _layer(name):
+    """The entry of :data:`RANKS` that module ``name`` belongs to, or None."""
+    entries = [
+        entry for entry in RANKS if name == entry or (entry != "dpglm" and _within(name, entry))
+    ]
+    return max(entries, key=len, default=None)
+
+
+def _layering_breaches(modules):
+    """``(module, imported, line, why)`` for every import of a dpglm module that breaks the
+    layering: of a higher rank, of the same rank in another entry, or of no entry."""
+    found = []
+    for module, path, tree in modules:
+        layer = _layer(module)
+        for name, line in _imported(module, path, tree):
+            if not _within(name, "dpglm"):
+                continue
+            target = _layer(name)
+            if layer is None or target is None:
+                why = f"no rank for {module if layer is None else name}"
+            elif RANKS[target] > RANKS[layer]:
+                why = f"rank {RANKS[target]} ({target}) above rank {RANKS[layer]} ({layer})"
+            elif RANKS[target] == RANKS[layer] and target != layer:
+                why = f"same rank {RANKS[layer]}, another entry ({target}, not {layer})"
+            else:
+                continue
+            found.append((module, name, line, why))
+    return found
+
+
+def _layering_violations(modules):
+    """The breaches of the layering that :data:`SAME_RANK_ALLOWED` does not allow."""
+    return [
+        f"{module}:{line}: imports {name}: {why}"
+        for module, name, line, why in _layering_breaches(modules)
+        if not (why.startswith("same rank") and (module, name) in SAME_RANK_ALLOWED)
+    ]
+
+
+def test_every_module_has_a_rank():
+    # a new top-level module or package takes its place in the table (and in
+    # docs/architecture.md) before anything may import it
+    missing = [module for module, _, _ in _modules() if _layer(module) is None]
+    assert not missing, "modules without a rank in RANKS:\n" + "\n".join(missing)
+
+
+def test_no_module_imports_above_its_rank():
+    # the layers of docs/architecture.md: lazy imports (inside functions, or through
+    # importlib.import_module) count, since they run as surely as the others
+    found = _layering_violations(_modules())
+    assert not found, "imports that break the layering:\n" + "\n".join(found)
+
+
+def test_the_layering_allow_list_holds_current_imports_only():
+    # an allowed breach that has been fixed leaves the list, so that it only shrinks
+    current = {(module, name) for module, name, _, _ in _layering_breaches(_modules())}
+    stale = [
+        f"{module} -> {name}"
+        for module, name in SAME_RANK_ALLOWED
+        if (module, name) not in current
+    ]
+    assert not stale, "allowed imports that no longer occur:\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("dpglm.privacy.fake", "from dpglm.solvers import dp_cd", True),
+        (
+            "dpglm.privacy.fake",
+            "def f():\n    from dpglm.solvers.registry import get_solver",
+            True,
+        ),
+        ("dpglm.privacy.fake", "import importlib\nimportlib.import_module('dpglm.tuning')", True),
+        (
+            "dpglm.privacy.fake",
+            "import importlib\nimportlib.import_module(f'dpglm.cli.{x}')",
+            True,
+        ),
+        ("dpglm.solvers.fake", "def f():\n    from dpglm.distributed import ShardedProblem", True),
+        ("dpglm.solvers.fake", "from ..estimators import dispatch", True),
+        ("dpglm.data.fake", "from dpglm import __version__", True),
+        ("dpglm.data.fake", "from .. import privacy", True),
+        ("dpglm.audit", "from dpglm.clipping import clip_terms", True),
+        ("dpglm.access.fake", "import dpglm.problem", True),
+        ("dpglm.fake", "from dpglm.data import load", True),
+        ("dpglm.solvers.fake", "from ..privacy import spending", False),
+        ("dpglm.solvers.fake", "from . import registry\nfrom .dp_sgd import prepare", False),
+        (
+            "dpglm.solvers.fake",
+            "import importlib\nimportlib.import_module(f'dpglm.solvers.{x}')",
+            False,
+        ),
+        (
+            "dpglm.problem",
+            "from dpglm import _kernels\nfrom dpglm.access.sums import row_norms",
+            False,
+        ),
+        ("dpglm.cli.fake", "from dpglm.tuning import PrivateSearchCV\nimport numpy", False),
+        ("dpglm.__main__", "from dpglm.cli import main", False),
+    ],
+)
+def test_the_layering_rule_sees_every_form(module, source, expected):
+    # the rule passes on the tree; this checks that it would notice a breach
+    parts = module.split(".")
+    path = PACKAGE.joinpath(*parts[1:-1], parts[-1] + ".py")
+    found = _layering_violations([(module, path, ast.parse(source))])
+    assert bool(found) == expected, found
+
+
+# --- docs/architecture.md: the plan names what exists, and shows the checked ranks -------
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _doc_ranks():
+    """The table of ranks of docs/architecture.md, as ``{module: rank}``."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    ranks = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0].isdigit():
+            for name in re.findall(r"`([^`]+)`", cells[1]):
+                assert name not in ranks, f"{name} has two ranks in {ARCHITECTURE.name}"
+                ranks[name] = int(cells[0])
+    return ranks
+
+
+def _names_an_object(dotted):
+    """Whether ``dotted`` is a module of dpglm, or an attribute chain on one."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        module = ".".join(parts[:end])
+        if _is_dpglm_module(module):
+            value = importlib.import_module(module)
+            for attribute in parts[end:]:
+                if not hasattr(value, attribute):
+                    return False
+                value = getattr(value, attribute)
+            return True
+    return False
+
+
+def test_the_architecture_document_shows_the_checked_ranks():
+    # the table the reader follows is the table the layering test enforces
+    assert _doc_ranks() == RANKS
+
+
+def test_the_architecture_document_names_only_what_exists():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    dotted = set(re.findall(r"(?<![\w.])dpglm(?:\.\w+)+", text))
+    missing = sorted(name for name in dotted if not _names_an_object(name))
+    paths = {
+        path.rstrip(".")
+        for path in re.findall(r"(?<![\w/])(?:src|tests|benchmarks|docs)/[\w/.<>-]+", text)
+        if "<" not in path  # a pattern such as tests/test_dp_<name>.py
+    }
+    missing += sorted(path for path in paths if not (ROOT / path).exists())
+    assert dotted and paths  # the patterns find the names
+    assert not missing, f"named in {ARCHITECTURE.name} but missing:\n" + "\n".join(missing)
+
+
 def _is_public_module(module):
     return not any(_private(part) for part in module.split("."))
 
@@ -159,7 +384,15 @@ def _parameter_names():
             visit(tree, module, True)
     names.pop("self", None)
     names.pop("cls", None)
+    # the slots of a registered solver: each solver module defines functions of these
+    # names on purpose, and the registry's Solver holds them under the same names
+    for slot in REGISTRY_SLOTS:
+        names.pop(slot, None)
     return names
+
+
+#: what every solver module declares for the registry (dpglm.solvers.registry.Solver)
+REGISTRY_SLOTS = ("fit", "prepare", "check")
 
 
 def test_no_public_function_is_named_like_a_parameter():
@@ -357,7 +590,10 @@ MECHANISMS = (
     "laplace_mechanism",
     "report_noisy_max",
     "noisy_min",
-    "_noise_scale",
+    "noise_scale_of",
+    "add_gaussian",
+    "add_laplace",
+    "noisy_argmax",
 )
 #: what a noise multiplier is called: only a Release multiplies it by a sensitivity
 MULTIPLIERS = ("noise_multiplier", "multiplier")
@@ -473,9 +709,9 @@ def test_noise_is_drawn_and_scaled_in_the_privacy_layer_only():
         ("dpglm.solvers.fake", "from numpy.random import laplace\nlaplace(size=3)", True),
         ("dpglm.solvers.fake", "from dpglm.privacy.mechanisms import gaussian_mechanism", True),
         ("dpglm.solvers.fake", "from dpglm.privacy import noisy_min", True),
-        ("dpglm.solvers.fake", "from ..privacy.mechanisms import _noise_scale", True),
+        ("dpglm.solvers.fake", "from ..privacy.mechanisms import noise_scale_of", True),
         ("dpglm.solvers.fake", "from dpglm.privacy import mechanisms as m\nm.noisy_min(v)", True),
-        ("dpglm.solvers.fake", "import dpglm.privacy.mechanisms as m\nm._noise_scale(z)", True),
+        ("dpglm.solvers.fake", "import dpglm.privacy.mechanisms as m\nm.noise_scale_of(z)", True),
         ("dpglm.solvers.fake", "import dpglm.privacy\ndpglm.privacy.laplace_mechanism(v)", True),
         ("dpglm.tuning", "scale = event.noise_multiplier * sensitivity", True),
         ("dpglm.solvers.fake", "std = multiplier * 2.0 * clip / n", True),
@@ -506,4 +742,57 @@ def test_the_noise_rule_sees_every_form(module, source, expected):
     parts = module.split(".")
     path = PACKAGE.joinpath(*parts[1:-1], parts[-1] + ".py")
     found = _noise_outside_privacy([(module, path, ast.parse(source))])
+    assert bool(found) == expected, found
+
+
+@pytest.mark.parametrize("word", ["/tmp", "/work", "/home", "TODO", "FIXME", "XXX"])
+def test_the_architecture_document_speaks_of_the_project_only(word):
+    assert word not in ARCHITECTURE.read_text(encoding="utf-8")
+
+
+# --- modules speak to each other through public names -----------------------------------------
+
+
+def _private_names_imported(modules):
+    """``from dpglm.x import _name``, ``_name`` not a module: another module's internals."""
+    found = []
+    for module, path, tree in modules:
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            if not _within(base, "dpglm"):
+                continue
+            for alias in node.names:
+                name = alias.name
+                private = name.startswith("_") and not name.startswith("__")
+                if private and not _is_dpglm_module(f"{base}.{name}"):
+                    found.append(f"{module}:{node.lineno}: imports {base}.{name}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    # an underscore name is its module's business: a name two modules need is public in one
+    found = _private_names_imported(_modules())
+    assert not found, "private names imported from other modules:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("dpglm.solvers.fake", "from dpglm.solvers.dp_sgd import _train", True),
+        ("dpglm.solvers.fake", "from .dp_sgd import _train", True),
+        ("dpglm.solvers.fake", "from dpglm.solvers.dp_sgd import dp_sgd", False),
+        ("dpglm.solvers.fake", "from dpglm import _kernels", False),
+        ("dpglm.solvers.fake", "from dpglm._version import __version__", False),
+    ],
+)
+def test_the_private_import_rule_sees_every_form(module, source, expected):
+    parts = module.split(".")
+    path = PACKAGE.joinpath(*parts[1:-1], parts[-1] + ".py")
+    found = _private_names_imported([(module, path, ast.parse(source))])
     assert bool(found) == expected, found

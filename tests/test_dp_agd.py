@@ -13,6 +13,7 @@ module, must fail.
 import dataclasses
 import importlib
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -22,7 +23,8 @@ from scipy import stats
 from dpglm._kernels.full_gradient import clipped_candidate_losses
 from dpglm.audit import audit_event, mu_lower_bound
 from dpglm.datafits import Huber, Logistic, Squared, SquaredHinge
-from dpglm.exceptions import BudgetExceededError
+from dpglm.distributed import ShardedProblem, ShardedRows
+from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball
 from dpglm.privacy.accounting import zcdp_epsilon_cks
 from dpglm.privacy.budget import PrivacyBudget
@@ -40,6 +42,7 @@ from dpglm.solvers.dp_agd import (
     zcdp_budget,
 )
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, Settings, get_solver
 from solver_problems import judge_mu_audit, make_data, seed_of, with_less_noise
 
 dp_agd_module = importlib.import_module("dpglm.solvers.dp_agd")
@@ -702,3 +705,215 @@ def test_tiny_fits_without_jit():
         fit.theta, replay_dp_agd(prob, fit, source, settings), rtol=1e-10, atol=1e-12
     )
     check_schedule_spends_the_budget(fit, 4.0)
+
+
+# --- the registry: the plan a fit charges, from the problem's shape ------------------------
+
+
+class RecordingBudget:
+    """A stand-in budget that records the plan it is charged and returns no charge, as a
+    search's guard does: what a non-private fit, which no PrivacyBudget affords, charges."""
+
+    def __init__(self):
+        self.plans = []
+
+    def charge(self, plan, *, label=""):
+        self.plans.append(plan)
+
+
+def same_accounting(plan, charged):
+    """What accounting reads of a plan: its events (kinds, counts, noise, rho) and relation."""
+    return plan.events == charged.events and plan.neighbouring == charged.neighbouring
+
+
+#: case -> (datafit, penalty, intercept, sparse, epsilon, hyperparameters)
+PLAN_CASES = {
+    "defaults": ("logistic", L2(0.01), True, False, 1.0, {}),
+    "sparse-intercept": (
+        "squared", L2(0.001), True, True, 2.0,
+        {"splits": 20.0, "selection_share": 0.5, "max_iter": 50},
+    ),
+    "papers-conversion": (
+        "squared_hinge", ElasticNet(0.05, 0.0), False, False, 0.5,
+        {"accountant": "zcdp-bun-steinke", "clip_grad": 0.5, "clip_obj": 2.0},
+    ),
+    "huber-short": (
+        "huber", None, False, True, 3.0,
+        {"candidates": 5, "tau": 3, "gamma": 0.2, "max_step": 1.0, "max_iter": 15},
+    ),
+}  # fmt: skip
+
+
+def plan_problem(case):
+    datafit, penalty, intercept, sparse, _, _ = PLAN_CASES[case]
+    X, y = make_data(
+        seed_of("plan", case), n=200, p=4, classification=datafit != "squared", sparse=sparse
+    )
+    return Problem(X, y, datafit, penalty, fit_intercept=intercept)
+
+
+@pytest.mark.parametrize("case", PLAN_CASES)
+def test_the_registry_plan_is_the_charged_plan(case):
+    *_, epsilon, params = PLAN_CASES[case]
+    prob = plan_problem(case)
+    budget = PrivacyBudget(10.0, DELTA)
+    fit = dp_agd(prob, epsilon=epsilon, delta=DELTA, budget=budget, random_state=1, **params)
+    (charge,) = budget.charges
+    solver = get_solver("dp-agd")
+    plan = solver.plan(prob, epsilon=epsilon, delta=DELTA, **params)
+    assert same_accounting(plan, charge.plan)
+    (event,) = plan.events  # the whole budget, whatever the filter then hands out
+    assert isinstance(event, ZCDPEvent) and event.rho == fit.info["rho"]
+    shape = ProblemShape.of(prob)
+    assert shape.sparse == sp.issparse(prob.X) and not shape.chunked
+    assert same_accounting(solver.plan(shape, epsilon=epsilon, delta=DELTA, **params), plan)
+    assert solver.leaks(shape, epsilon=epsilon, delta=DELTA, **params) == ()
+
+
+def test_the_registry_plan_of_another_target_is_not_the_charged_plan():
+    # the comparison above can fail: another epsilon or conversion charges another rho
+    prob = plan_problem("defaults")
+    budget = PrivacyBudget(10.0, DELTA)
+    dp_agd(prob, epsilon=1.0, delta=DELTA, budget=budget, random_state=1)
+    solver = get_solver("dp-agd")
+    for other in ({"epsilon": 0.9}, {"accountant": "zcdp-bun-steinke"}):
+        plan = solver.plan(prob, **{"epsilon": 1.0, "delta": DELTA, **other})
+        assert not same_accounting(plan, budget.charges[-1].plan)
+
+
+def test_the_registry_plan_of_a_non_private_fit_is_the_charged_plan():
+    prob = plan_problem("defaults")
+    budget = RecordingBudget()
+    dp_agd(prob, epsilon=math.inf, delta=0.0, max_iter=5, budget=budget)
+    (charged,) = budget.plans
+    plan = get_solver("dp-agd").plan(ProblemShape.of(prob), epsilon=math.inf, delta=0.0)
+    assert same_accounting(plan, charged)
+    assert [e.kind for e in plan.events] == ["non_private"]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_the_registry_plan_of_a_sharded_problem_is_the_charged_plan(sparse):
+    X, y = make_data(seed_of("plan sharded", sparse), n=240, p=4, classification=True,
+                     sparse=sparse)  # fmt: skip
+    params = {"max_iter": 12, "splits": 10.0}
+    with ShardedRows.from_array(X, y, chunks=100) as rows:
+        prob = ShardedProblem(rows, "logistic", L2(0.01), fit_intercept=True)
+        budget = PrivacyBudget(10.0, DELTA)
+        dp_agd(prob, epsilon=2.0, delta=DELTA, budget=budget, random_state=2, **params)
+        solver = get_solver("dp-agd")
+        plan = solver.plan(prob, epsilon=2.0, delta=DELTA, **params)
+        shape = ProblemShape.of(prob)
+    assert same_accounting(plan, budget.charges[-1].plan)
+    assert shape.chunked and shape.sparse == sparse and solver.accepts(shape) is None
+    assert same_accounting(solver.plan(shape, epsilon=2.0, delta=DELTA, **params), plan)
+    # the same records in memory charge the same plan
+    assert same_accounting(
+        solver.plan(Problem(X, y, "logistic", L2(0.01), fit_intercept=True), epsilon=2.0,
+                    delta=DELTA, **params),
+        plan,
+    )  # fmt: skip
+
+
+def test_the_fit_spends_the_plan_of_its_prepare(monkeypatch):
+    prepared = []
+    real = dp_agd_module.prepare
+
+    def spy(problem, **kwargs):
+        prepared.append(real(problem, **kwargs))
+        return prepared[-1]
+
+    monkeypatch.setattr(dp_agd_module, "prepare", spy)
+    prob = plan_problem("sparse-intercept")
+    budget = PrivacyBudget(10.0, DELTA)
+    fit = dp_agd(prob, epsilon=2.0, delta=DELTA, budget=budget, splits=8.0, random_state=3)
+    (setup,) = prepared
+    assert same_accounting(setup.fit_plan.calibrated(), budget.charges[-1].plan)
+    assert setup.rho == fit.info["rho"] and setup.splits == fit.info["splits"] == 8.0
+    assert setup.settings.candidates == fit.info["candidates"]
+    np.testing.assert_array_equal(setup.l2, np.full(4, 0.001))
+
+
+@pytest.mark.parametrize(
+    ("datafit", "penalty"),
+    [("hinge", None), ("logistic", L1(0.1)), ("squared", ElasticNet(0.1, 0.5)),
+     ("logistic", Box(-1.0, 1.0)), ("logistic", L1Ball(1.0))],
+    ids=repr,
+)  # fmt: skip
+def test_accepts_gives_the_fits_own_refusal(datafit, penalty):
+    X, y = make_data(seed_of("accepts", datafit), n=30, p=3, classification=True)
+    prob = Problem(X, y, datafit, penalty, fit_intercept=True)
+    with pytest.raises(ValueError) as refusal:
+        dp_agd(prob, epsilon=1.0, delta=DELTA)
+    solver = get_solver("dp-agd")
+    assert solver.accepts(prob) == str(refusal.value)
+    assert solver.accepts(ProblemShape.of(prob)) == str(refusal.value)
+    with pytest.raises(ValueError) as planned:
+        solver.plan(ProblemShape.of(prob), epsilon=1.0, delta=DELTA)
+    assert str(planned.value) == str(refusal.value)
+
+
+def test_accepts_every_smooth_problem_on_rows_or_in_memory():
+    solver = get_solver("dp-agd")
+    for datafit in ("squared", "logistic", "squared_hinge", "huber"):
+        for chunked in (False, True):
+            shape = ProblemShape(100, 3, datafit, L2(0.1), fit_intercept=True, chunked=chunked)
+            assert solver.accepts(shape) is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "first"),
+    [
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 0.0, "clip_grad": 0.0}, "delta"),
+        ({"clip_grad": math.inf}, "clip_grad"),
+        ({"clip_obj": None}, "clip_obj"),
+        ({"selection_share": 1.0, "splits": 0.5}, "selection_share"),
+        ({"splits": 0.5, "tau": 0}, "splits"),
+        ({"tau": 2.5, "max_iter": 0}, "tau"),
+        ({"candidates": 3.0}, "candidates"),
+        ({"max_step": math.nan}, "max_step"),
+        ({"accountant": "rdp", "max_iter": None}, "max_iter"),
+        ({"accountant": "gdp", "problem": "hinge"}, "accountant"),
+        ({"problem": "hinge"}, "DP-AGD needs a smooth loss"),
+    ],
+    ids=repr,
+)
+def test_the_plan_refuses_what_the_fit_refuses_with_its_message(bad, first):
+    # the fit's order of checks is today's (the first refusal below wins), and the plan's
+    bad = dict(bad)
+    datafit = bad.pop("problem", "logistic")
+    X, y = make_data(seed_of("bad plan"), n=40, p=3, classification=True)
+    prob = Problem(X, y, datafit, L2(0.1))
+    target = {"epsilon": 1.0, "delta": DELTA}
+    target.update((k, bad.pop(k)) for k in ("epsilon", "delta") if k in bad)
+    with pytest.raises((TypeError, ValueError), match=f"^{first}") as refusal:
+        dp_agd(prob, random_state=0, **target, **bad)
+    solver = get_solver("dp-agd")
+    for problem in (prob, ProblemShape.of(prob)):
+        with pytest.raises(type(refusal.value)) as planned:
+            solver.plan(problem, **target, **bad)
+        assert str(planned.value) == str(refusal.value)
+
+
+def test_the_fit_warns_of_no_leak_and_the_registry_lists_none():
+    prob = plan_problem("defaults")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        fit = dp_agd(prob, epsilon=1.0, delta=DELTA, max_iter=5, random_state=0)
+    assert fit.report.warnings == ()
+    assert get_solver("dp-agd").leaks(prob, epsilon=1.0, delta=DELTA) == ()
+
+
+def test_the_solver_is_registered_for_the_estimators():
+    solver = get_solver("dp-agd")
+    assert solver.fit is dp_agd and solver.order == 50
+    assert "Lee and Kifer 2018" in solver.summary and "\n" not in solver.summary
+    assert solver.defaults["max_iter"] == 1000 and solver.defaults["accountant"] == "auto"
+    shape = ProblemShape(569, 30, "logistic", L2(0.01))
+    assert solver.arguments(Settings(clip=2.0, passes=12.6), shape) == {
+        "clip_grad": 2.0,
+        "max_iter": 13,
+    }
+    assert solver.arguments(Settings(), shape) == {"clip_grad": 1.0}  # runs until spent
+    with pytest.raises(ValueError, match="DP-AGD chooses its steps privately"):
+        solver.arguments(Settings(step=0.1), shape)

@@ -5,6 +5,7 @@ report is checked against the plan the solver ran (counts, noise actually used,
 calibration) and the non-private limit against the certified reference optimum.
 """
 
+import contextlib
 import math
 import warnings
 
@@ -14,6 +15,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpglm.distributed import ShardedProblem, ShardedRows
 from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, ElasticNet, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
@@ -21,6 +23,7 @@ from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
 from dpglm.problem import Problem
 from dpglm.solvers.dp_cd import average_iterates, dp_cd, schedule
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, get_solver
 from solver_problems import make_data, seed_of
 
 DELTA = 1e-6
@@ -350,16 +353,27 @@ def test_bad_parameters_are_named(small_problem, name, value, error):
     if name == "smoothness_share":
         kwargs["smoothness"] = "private"
     kwargs[name] = value
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=name) as raised:
         dp_cd(small_problem, **kwargs)
+    # the registry's plan refuses them before any record is read, with the fit's message
+    del kwargs["random_state"]
+    for shape in (small_problem, ProblemShape.of(small_problem)):
+        with pytest.raises(error) as planned:
+            get_solver("dp-cd").plan(shape, **kwargs)
+        assert str(planned.value) == str(raised.value)
 
 
 @pytest.mark.parametrize(
     ("epsilon", "delta"), [(0.0, DELTA), (-1.0, DELTA), (math.nan, DELTA), (1.0, 1.0)]
 )
 def test_bad_privacy_targets_are_refused(small_problem, epsilon, delta):
-    with pytest.raises(ValueError, match=r"epsilon|delta"):
+    with pytest.raises(ValueError, match=r"epsilon|delta") as raised:
         dp_cd(small_problem, epsilon=epsilon, delta=delta, feature_bounds=1.0)
+    with pytest.raises(ValueError) as planned:
+        get_solver("dp-cd").plan(
+            ProblemShape.of(small_problem), epsilon=epsilon, delta=delta, feature_bounds=1.0
+        )
+    assert str(planned.value) == str(raised.value)
 
 
 def test_budget_is_charged_once_per_fit_and_refuses_overspending(small_problem):
@@ -394,3 +408,135 @@ def test_tiny_fits_without_jit():
         assert fit.n_iter == 2 * 4 and np.isfinite(fit.theta).all()
         z = fit.report.mechanisms[0].noise_multiplier
         np.testing.assert_allclose(fit.info["noise_std"], z * 2 * fit.info["clip_thresholds"] / 40)
+
+
+# --- the registry: the plan known before the data is read is the plan the fit charges -------
+
+#: hyperparameters of the registry tests (the others take the fit function's defaults)
+REGISTRY_SETTINGS = {
+    "bounds": {"feature_bounds": 1.0},
+    "private smoothness": {
+        "smoothness": "private",
+        "feature_bounds": [1.0, 1.0, 0.5, 1.0, 2.0],
+        "smoothness_share": 0.2,
+        "passes": 2,
+    },
+    "rounds, clip and rdp": {
+        "feature_bounds": 1.0,
+        "passes": 1.5,
+        "round_length": 2,
+        "clip": 3.0,
+        "step": 0.5,
+        "averaging": False,
+        "accountant": "rdp",
+    },
+    "data smoothness": {"smoothness": "data", "passes": 1},
+}
+
+
+def registry_problem(kind):
+    """A lasso problem of 120 records: dense, sparse, or with an intercept."""
+    X, y = make_data(seed_of("registry", kind), n=120, p=5, sparse=kind == "sparse")
+    return Problem(X, y, "squared", L1(0.01), fit_intercept=kind == "intercept")
+
+
+def fit_recording_leaks(problem, **kwargs):
+    """The fit and the messages of the privacy-leak warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        fit = dp_cd(problem, **kwargs)
+    return fit, tuple(str(w.message) for w in caught if w.category is PrivacyLeakWarning)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "intercept"])
+@pytest.mark.parametrize("settings", list(REGISTRY_SETTINGS))
+def test_the_registry_plan_is_the_charged_plan(kind, settings):
+    params = REGISTRY_SETTINGS[settings]
+    problem = registry_problem(kind)
+    budget = PrivacyBudget(epsilon=2.0, delta=2 * DELTA)
+    fit, leaked = fit_recording_leaks(
+        problem, epsilon=1.0, delta=DELTA, budget=budget, random_state=0, **params
+    )
+    charged = budget.charges[-1].plan
+    # the plan of this fit: its smoothness estimate, then its T K updates
+    assert charged.events[-1].count == fit.n_iter
+    assert len(charged.events) == 1 + (settings == "private smoothness")
+    solver = get_solver("dp-cd")
+    for shape in (problem, ProblemShape.of(problem)):
+        plan = solver.plan(shape, epsilon=1.0, delta=DELTA, **params)
+        assert plan == charged
+        assert solver.accepts(shape) is None
+        assert solver.leaks(shape, epsilon=1.0, delta=DELTA, **params) == leaked
+    assert bool(leaked) == (settings == "data smoothness")
+
+
+def test_the_registry_lists_the_leak_of_smoothness_read_from_the_data():
+    problem = registry_problem("dense")
+    solver = get_solver("dp-cd")
+    for smoothness in ("data", "auto"):  # "auto" without bounds reads the data
+        fit, leaked = fit_recording_leaks(
+            problem, epsilon=1.0, delta=DELTA, smoothness=smoothness, random_state=0
+        )
+        planned = solver.leaks(
+            ProblemShape.of(problem), epsilon=1.0, delta=DELTA, smoothness=smoothness
+        )
+        assert len(leaked) == 1 and "raw data" in leaked[0]
+        assert planned == leaked
+        assert planned == fit.report.warnings[: len(planned)]
+    assert solver.leaks(problem, epsilon=1.0, delta=DELTA, feature_bounds=1.0) == ()
+    # a non-private fit reads the data too, when no bounds are given
+    assert solver.leaks(problem, epsilon=math.inf, delta=0.0, smoothness="private") == leaked
+
+
+@contextlib.contextmanager
+def refused_problem(kind):
+    """A problem DP-CD refuses: a non-smooth loss, a non-separable penalty, or row chunks."""
+    X, y = make_data(seed_of("registry refused"), n=60, p=3, classification=True)
+    if kind == "rows":
+        with ShardedRows.from_array(X, y, chunks=30) as rows:
+            yield ShardedProblem(rows, "logistic", L2(0.1), fit_intercept=True)
+    else:
+        yield Problem(X, y, *{"hinge": ("hinge",), "l1-ball": ("logistic", L1Ball(1.0))}[kind])
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"), [("hinge", ValueError), ("l1-ball", ValueError), ("rows", TypeError)]
+)
+def test_the_registry_refuses_what_the_fit_refuses_with_its_message(kind, error):
+    solver = get_solver("dp-cd")
+    with refused_problem(kind) as problem:
+        with pytest.raises(error) as raised:
+            dp_cd(problem, epsilon=1.0, delta=DELTA, feature_bounds=1.0)
+        shape = ProblemShape.of(problem)
+        assert solver.accepts(problem) == solver.accepts(shape) == str(raised.value)
+        with pytest.raises(error) as planned:
+            solver.plan(shape, epsilon=1.0, delta=DELTA, feature_bounds=1.0)
+    assert str(planned.value) == str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("problem_kind", "kwargs", "first"),
+    [
+        ("rows", {"step": 0.0}, "needs an in-memory Problem"),
+        ("hinge", {"epsilon": 0.0}, "smooth loss"),
+        ("dense", {"epsilon": 0.0, "step": 0.0}, "epsilon"),
+        ("dense", {"step": 0.0, "clip": 0.0}, "step"),
+        ("dense", {"clip": 0.0, "passes": 0}, "clip"),
+        ("dense", {"passes": 0, "smoothness": "guess"}, "passes"),
+        ("dense", {"clip": math.inf, "smoothness": "guess"}, "clip must be finite"),
+        ("dense", {"smoothness": "guess", "feature_bounds": [1.0]}, "smoothness"),
+        ("dense", {"smoothness": "bounds", "feature_bounds": None}, "needs feature_bounds"),
+    ],
+)
+def test_the_first_error_of_the_fit_is_the_registrys(problem_kind, kwargs, first):
+    options = {"epsilon": 1.0, "delta": DELTA, "feature_bounds": 1.0, **kwargs}
+    with contextlib.ExitStack() as stack:
+        if problem_kind == "dense":
+            problem = registry_problem("dense")
+        else:
+            problem = stack.enter_context(refused_problem(problem_kind))
+        with pytest.raises((TypeError, ValueError), match=first) as raised:
+            dp_cd(problem, **options)
+        with pytest.raises(raised.type) as planned:
+            get_solver("dp-cd").plan(ProblemShape.of(problem), **options)
+    assert str(planned.value) == str(raised.value)

@@ -37,6 +37,7 @@ from dpglm.solvers.fw_sampling import (
     make_sampling,
 )
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, get_solver
 from solver_problems import make_data, seed_of, with_less_noise
 
 dp_fw_module = importlib.import_module("dpglm.solvers.dp_fw")
@@ -742,6 +743,194 @@ def test_budget_is_charged_once_before_the_data_is_read(small_problem, monkeypat
     with pytest.raises(BudgetExceededError):
         dp_bcfw(small_problem, epsilon=1.5, **kwargs)
     assert reads == [1] and len(budget.charges) == 1  # refused before any data was read
+
+
+# --- the registry: the plan a fit charges, from the problem's shape alone ------------------
+
+#: case -> (solver, datafit, penalty, sparse, the fit's keywords besides the runtime ones)
+PLAN_CASES = {
+    "dp-fw gumbel": ("dp-fw", "squared", None, False, {"radius": 2.0, "n_iter": 10}),
+    "dp-fw laplace advanced": (
+        "dp-fw", "logistic", None, False,
+        {"radius": 1.0, "n_iter": 8, "clip": 0.5, "noise": "laplace"},
+    ),
+    "dp-fw laplace pure": (
+        "dp-fw", "squared", None, False,
+        {"delta": 0.0, "radius": 1.0, "n_iter": 5, "noise": "laplace"},
+    ),
+    "dp-fw ball sparse": ("dp-fw", "squared", L1Ball(0.7), True, {"n_iter": 12, "clip": 2.0}),
+    "dp-fw accountant given": (
+        "dp-fw", "squared", None, False,
+        {"radius": 1.0, "n_iter": 6, "noise": "laplace", "accountant": "basic"},
+    ),
+    "dp-bcfw labels uniform": (
+        "dp-bcfw", "squared", None, False,
+        {"radius": 1.0, "blocks": np.array([0, 1, 0, 1, 2, 2]), "n_iter": 10},
+    ),
+    "dp-bcfw distributed radii": (
+        "dp-bcfw", "logistic", None, False,
+        {"radius": [0.5, 1.0, 2.0], "blocks": 3, "sampling": "distributed", "tau": 1,
+         "parties": 3, "n_iter": 7, "clip": 0.8},
+    ),
+    "dp-bcfw tau-nice sparse laplace": (
+        "dp-bcfw", "squared_hinge", None, True,
+        {"radius": 0.6, "sampling": "tau-nice", "tau": 2, "n_iter": 9, "noise": "laplace"},
+    ),
+    "dp-bcfw one block ball": ("dp-bcfw", "squared", L1Ball(1.5), False, {"blocks": 1,
+                                "radius": None, "n_iter": 4}),
+    "dp-bcfw arbitrary sampling": (
+        "dp-bcfw", "squared", None, False,
+        {"radius": 1.0, "blocks": 3, "sampling": FirstPlusOne(3), "n_iter": 5},
+    ),
+}  # fmt: skip
+FITS = {"dp-fw": dp_fw, "dp-bcfw": dp_bcfw}
+
+
+def plan_problem(case):
+    _, datafit, penalty, sparse, _ = PLAN_CASES[case]
+    classification = datafit != "squared"
+    X, y = make_data(seed_of("plan", case), n=120, p=6, classification=classification,
+                     sparse=sparse)  # fmt: skip
+    return X, y, datafit, penalty
+
+
+def charged_plan(fit, problem, **kwargs):
+    """The plan a fit charges to a fresh budget."""
+    budget = PrivacyBudget(50.0, 1e-3)
+    fit(problem, budget=budget, random_state=0, **kwargs)
+    (charge,) = budget.charges
+    return charge.plan
+
+
+def assert_same_plan(planned, charged):
+    """What accounting reads: the events (noise, counts, sensitivities) and the relation."""
+    assert planned.events == charged.events
+    assert planned.neighbouring == charged.neighbouring
+
+
+@pytest.mark.parametrize("case", PLAN_CASES)
+def test_the_registered_plan_is_the_plan_the_fit_charges(case):
+    name, *_, params = PLAN_CASES[case]
+    X, y, datafit, penalty = plan_problem(case)
+    problem = Problem(X, y, datafit, penalty)
+    target = {"epsilon": 1.0, "delta": DELTA, **params}
+    charged = charged_plan(FITS[name], problem, **target)
+    solver = get_solver(name)
+    assert solver.fit is FITS[name]
+    assert_same_plan(solver.plan(problem, **target), charged)
+    # the shape alone gives it: no record is read
+    assert_same_plan(solver.plan(ProblemShape.of(problem), **target), charged)
+    assert solver.leaks(ProblemShape.of(problem), **target) == ()
+
+
+@pytest.mark.parametrize(
+    ("params", "accountant"),
+    [
+        ({}, "auto"),
+        ({"noise": "laplace"}, "advanced"),
+        ({"noise": "laplace", "delta": 0.0}, "basic"),
+        ({"noise": "laplace", "accountant": "basic"}, "basic"),  # a given one is kept
+    ],
+)
+@pytest.mark.parametrize("name", FITS)
+def test_the_fit_plan_carries_the_accountant_the_fit_resolves(name, params, accountant):
+    shape = ProblemShape(100, 4, "squared")
+    target = {"epsilon": 1.0, "delta": DELTA, "radius": 1.0, "n_iter": 5, **params}
+    fit_plan = get_solver(name).fit_plan(shape, **target)
+    assert fit_plan.accountant == accountant
+    if accountant != "auto":  # "auto" reports the accountant it chose
+        X, y = make_data(seed_of("accountant", name), n=100, p=4)
+        fit = FITS[name](Problem(X, y, "squared"), random_state=0, **target)
+        assert fit.report.accountant == accountant
+
+
+@pytest.mark.parametrize("name", FITS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_the_registered_plan_of_a_sharded_problem_is_the_plan_the_fit_charges(name, sparse):
+    from dpglm.distributed import ShardedProblem, ShardedRows
+
+    X, y = make_data(seed_of("sharded plan", name, sparse), n=150, p=6, sparse=sparse)
+    params = {"epsilon": 1.5, "delta": DELTA, "radius": 1.0, "n_iter": 6}
+    if name == "dp-bcfw":
+        params |= {"blocks": 3, "sampling": "tau-nice", "tau": 2}
+    with ShardedRows.from_array(X, y, chunks=60, resident=True) as rows:
+        problem = ShardedProblem(rows, "squared")
+        charged = charged_plan(FITS[name], problem, **params)
+        solver = get_solver(name)
+        assert_same_plan(solver.plan(problem, **params), charged)
+        shape = ProblemShape.of(problem)
+        assert shape.chunked and solver.accepts(shape) is None  # FW runs on row chunks
+        assert_same_plan(solver.plan(shape, **params), charged)
+    # the same records in memory: the same plan
+    assert_same_plan(solver.plan(Problem(X, y, "squared"), **params), charged)
+
+
+REFUSED = {
+    "L1 penalty": ("logistic", L1(0.1), False),
+    "intercept": ("logistic", None, True),
+    "hinge": ("hinge", None, False),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+@pytest.mark.parametrize("name", FITS)
+def test_accepts_gives_the_fit_s_own_refusal(name, case):
+    datafit, penalty, intercept = REFUSED[case]
+    X, y = make_data(seed_of("refusal", case), n=30, p=3, classification=True)
+    problem = Problem(X, y, datafit, penalty, fit_intercept=intercept)
+    with pytest.raises(ValueError) as refusal:
+        FITS[name](problem, epsilon=1.0, delta=DELTA, radius=1.0)
+    solver = get_solver(name)
+    assert solver.accepts(problem) == str(refusal.value)
+    assert solver.accepts(ProblemShape.of(problem)) == str(refusal.value)
+    assert name.upper() in str(refusal.value)  # DP-BCFW's refusal names DP-BCFW
+    # an acceptable problem of the same size
+    assert solver.accepts(ProblemShape(30, 3, "logistic", L1Ball(1.0))) is None
+
+
+PLAN_BAD = [
+    ("dp-fw", "squared", L1Ball(1.0), {"radius": 2.0}),
+    ("dp-fw", "squared", None, {"radius": None}),
+    ("dp-fw", "squared", None, {"radius": 1.0, "n_iter": 0}),
+    ("dp-fw", "squared", None, {"radius": 1.0, "clip": math.inf}),
+    ("dp-fw", "squared", None, {"radius": 1.0, "noise": "gaussian"}),
+    ("dp-fw", "squared", None, {"radius": 1.0, "epsilon": 0.0}),
+    ("dp-fw", "squared", None, {"radius": 1.0, "accountant": "guess"}),
+    # the problem's refusal wins over a bad hyperparameter, in the plan as in the fit
+    ("dp-fw", "hinge", None, {"radius": 1.0, "n_iter": 0}),
+    ("dp-bcfw", "squared", L1Ball(1.0), {"radius": None}),
+    ("dp-bcfw", "squared", None, {"radius": 1.0, "blocks": 5}),
+    ("dp-bcfw", "squared", None, {"radius": [1.0, 2.0], "blocks": 3}),
+    ("dp-bcfw", "squared", None, {"radius": 1.0, "sampling": "distributed", "tau": 1}),
+    ("dp-bcfw", "squared", None, {"radius": 1.0, "sampling": TauNice(3, 1)}),
+    # the privacy target is checked before the blocks
+    ("dp-bcfw", "squared", None, {"radius": 1.0, "blocks": 0, "delta": 1.0}),
+]
+
+
+@pytest.mark.parametrize(("name", "datafit", "penalty", "params"), PLAN_BAD)
+def test_the_plan_raises_what_the_fit_raises(name, datafit, penalty, params):
+    X, y = make_data(seed_of("plan bad"), n=40, p=4, classification=True)
+    problem = Problem(X, y, datafit, penalty)
+    params = {"epsilon": 1.0, "delta": DELTA, **params}
+    with pytest.raises((ValueError, TypeError)) as fit_error:
+        FITS[name](problem, random_state=0, **params)
+    for seen in (problem, ProblemShape.of(problem)):
+        with pytest.raises(type(fit_error.value)) as plan_error:
+            get_solver(name).plan(seen, **params)
+        assert str(plan_error.value) == str(fit_error.value)
+
+
+def test_the_solvers_are_registered_with_their_hyperparameters():
+    fw, bcfw = get_solver("dp-fw"), get_solver("dp-bcfw")
+    assert dp_fw_module.SOLVER[0] is fw and dp_fw_module.SOLVER[1] is bcfw
+    assert (fw.order, bcfw.order, fw.estimator, bcfw.estimator) == (70, 80, None, None)
+    assert fw.hyperparameters == ("radius", "n_iter", "clip", "noise", "accountant")
+    assert bcfw.hyperparameters[:5] == ("radius", "blocks", "sampling", "tau", "parties")
+    assert "Talwar" in fw.summary and "Lou and Cheung" in bcfw.summary
+    # dp_bcfw's radius has no default: the plan needs it, as the fit does
+    with pytest.raises(TypeError, match="'radius'"):
+        bcfw.plan(ProblemShape(10, 2, "squared"), epsilon=1.0, delta=DELTA)
 
 
 # --- audit of one private selection ---------------------------------------------------------

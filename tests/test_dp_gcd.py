@@ -8,8 +8,10 @@ NumPy replay with the solver's own draws; the reports against the paper's
 formula (2). Statistical audits are in ``test_solver_audits.py``.
 """
 
+import contextlib
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -29,6 +31,7 @@ from dpglm._kernels.greedy import (
 )
 from dpglm.access.tracker import ClippedGradientTracker
 from dpglm.datafits import get_datafit
+from dpglm.distributed import ShardedProblem, ShardedRows
 from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, ElasticNet, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
@@ -36,6 +39,7 @@ from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
 from dpglm.problem import Problem
 from dpglm.solvers.dp_gcd import RULES, dp_gcd
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, get_solver
 from solver_problems import make_data, seed_of
 
 DELTA = 1e-6
@@ -599,8 +603,14 @@ def test_non_smooth_and_non_separable_problems_are_refused():
 def test_bad_parameters_are_named(small_problem, name, value, error):
     kwargs = {"epsilon": 1.0, "delta": DELTA, "feature_bounds": 1.0, "random_state": 0}
     kwargs[name] = value
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=name) as raised:
         dp_gcd(small_problem, **kwargs)
+    # the registry's plan refuses them before any record is read, with the fit's message
+    del kwargs["random_state"]
+    for shape in (small_problem, ProblemShape.of(small_problem)):
+        with pytest.raises(error) as planned:
+            get_solver("dp-gcd").plan(shape, **kwargs)
+        assert str(planned.value) == str(raised.value)
 
 
 def test_budget_is_charged_once_per_fit_and_refuses_overspending(small_problem):
@@ -614,6 +624,159 @@ def test_budget_is_charged_once_per_fit_and_refuses_overspending(small_problem):
     with pytest.raises(BudgetExceededError):
         dp_gcd(small_problem, epsilon=1.0, **kwargs)
     assert len(budget.charges) == 1
+
+
+# --- the registry: the plan known before the data is read is the plan the fit charges -------
+
+#: hyperparameters of the registry tests (the others take the fit function's defaults)
+REGISTRY_SETTINGS = {
+    "tight, bounds": {"n_iter": 8, "feature_bounds": 1.0},
+    "paper, per-column bounds": {
+        "n_iter": 6,
+        "noise": "paper",
+        "smoothness": "bounds",
+        "feature_bounds": [1.0, 0.5, 1.0, 2.0, 1.0],
+        "selection_share": 0.3,
+        "rule": "gs-s",
+    },
+    "private smoothness": {
+        "n_iter": 5,
+        "smoothness": "private",
+        "feature_bounds": 1.0,
+        "smoothness_share": 0.2,
+        "rule": "gs-q",
+    },
+    "clip, step and rdp": {
+        "n_iter": 5,
+        "clip": 2.0,
+        "step": 0.5,
+        "feature_bounds": 1.0,
+        "accountant": "rdp",
+    },
+    "data smoothness": {"n_iter": 5, "smoothness": "data"},
+}
+
+
+@contextlib.contextmanager
+def registry_problem(kind):
+    """A lasso problem of 120 records: dense, sparse, with an intercept, or in row chunks."""
+    X, y = make_data(seed_of("registry", kind), n=120, p=5, sparse=kind == "sparse")
+    intercept = kind in ("intercept", "rows")
+    if kind == "rows":
+        with ShardedRows.from_array(X, y, chunks=50) as rows:
+            yield ShardedProblem(rows, "squared", L1(0.01), fit_intercept=intercept)
+    else:
+        yield Problem(X, y, "squared", L1(0.01), fit_intercept=intercept)
+
+
+def fit_recording_leaks(problem, **kwargs):
+    """The fit and the messages of the privacy-leak warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        fit = dp_gcd(problem, **kwargs)
+    return fit, tuple(str(w.message) for w in caught if w.category is PrivacyLeakWarning)
+
+
+def without_sensitivities(plan):
+    """What accounting reads of a plan: its events' noise and counts, and the relation."""
+    events = tuple(replace(e, sensitivity=None) for e in plan.events)
+    return events, plan.neighbouring
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "intercept", "rows"])
+@pytest.mark.parametrize("settings", list(REGISTRY_SETTINGS))
+def test_the_registry_plan_is_the_charged_plan(kind, settings):
+    params = REGISTRY_SETTINGS[settings]
+    solver = get_solver("dp-gcd")
+    with registry_problem(kind) as problem:
+        budget = PrivacyBudget(epsilon=2.0, delta=2 * DELTA)
+        fit, leaked = fit_recording_leaks(
+            problem, epsilon=1.0, delta=DELTA, budget=budget, random_state=0, **params
+        )
+        charged = budget.charges[-1].plan
+        # the plan of this fit: its smoothness estimate, then a selection and an update a step
+        assert [e.count for e in charged.events[-2:]] == [fit.n_iter] * 2
+        assert len(charged.events) == 2 + (settings == "private smoothness")
+        # with M_j public or read from the data, the report shows the sensitivities
+        known = None not in [e.sensitivity for e in charged.events[-2:]]
+        assert known == (settings != "private smoothness")
+        shapes = (problem, ProblemShape.of(problem))
+        for shape in shapes:
+            plan = solver.plan(shape, epsilon=1.0, delta=DELTA, **params)
+            if settings == "data smoothness":
+                # the report's sensitivities come from M_j read from the data, after the
+                # plan; accounting reads none of them
+                assert [e.sensitivity for e in plan.events] == [None, None]
+                assert without_sensitivities(plan) == without_sensitivities(charged)
+            else:
+                assert plan == charged
+            assert solver.accepts(shape) is None
+            assert solver.leaks(shape, epsilon=1.0, delta=DELTA, **params) == leaked
+        assert shapes[1].chunked == (kind == "rows")
+    assert bool(leaked) == (settings == "data smoothness")
+
+
+@pytest.mark.parametrize("kind", ["dense", "rows"])
+def test_the_registry_lists_the_leak_of_smoothness_read_from_the_data(kind):
+    solver = get_solver("dp-gcd")
+    with registry_problem(kind) as problem:
+        for smoothness in ("data", "auto"):  # "auto" without bounds reads the data
+            fit, leaked = fit_recording_leaks(
+                problem, epsilon=1.0, delta=DELTA, n_iter=3, smoothness=smoothness
+            )
+            planned = solver.leaks(
+                ProblemShape.of(problem), epsilon=1.0, delta=DELTA, smoothness=smoothness
+            )
+            assert len(leaked) == 1 and "raw data" in leaked[0]
+            assert planned == leaked
+            assert planned == fit.report.warnings[: len(planned)]
+        assert solver.leaks(problem, epsilon=1.0, delta=DELTA, feature_bounds=1.0) == ()
+        # a non-private fit reads the data too, when no bounds are given
+        assert solver.leaks(problem, epsilon=math.inf, delta=0.0, smoothness="private") == leaked
+
+
+@pytest.mark.parametrize("penalty", ["hinge", "l1-ball"])
+def test_the_registry_refuses_what_the_fit_refuses_with_its_message(penalty):
+    X, y = make_data(seed_of("registry refused"), n=60, p=3, classification=True)
+    problem = Problem(X, y, *{"hinge": ("hinge",), "l1-ball": ("logistic", L1Ball(1.0))}[penalty])
+    solver = get_solver("dp-gcd")
+    with pytest.raises(ValueError) as raised:
+        dp_gcd(problem, epsilon=1.0, delta=DELTA, feature_bounds=1.0)
+    shape = ProblemShape.of(problem)
+    assert solver.accepts(problem) == solver.accepts(shape) == str(raised.value)
+    # row chunks are no refusal: DP-GCD is data-parallel
+    assert solver.accepts(replace(shape, chunked=True)) == str(raised.value)
+    assert solver.accepts(ProblemShape(60, 3, "logistic", L1(0.1), chunked=True)) is None
+    with pytest.raises(ValueError) as planned:
+        solver.plan(shape, epsilon=1.0, delta=DELTA, feature_bounds=1.0)
+    assert str(planned.value) == str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("refused", "kwargs", "first"),
+    [
+        (True, {"epsilon": 0.0}, "smooth loss"),
+        (False, {"epsilon": 0.0, "step": 0.0}, "epsilon"),
+        (False, {"step": 0.0, "clip": 0.0}, "step"),
+        (False, {"clip": 0.0, "n_iter": 0}, "clip"),
+        (False, {"n_iter": 0, "noise": "gaussian"}, "n_iter"),
+        (False, {"noise": "gaussian", "selection_share": 2.0}, "noise"),
+        (False, {"selection_share": 2.0, "rule": "gs-x"}, "selection_share"),
+        (False, {"rule": "gs-x", "clip": math.inf}, "rule"),
+        (False, {"clip": math.inf, "smoothness": "guess"}, "clip must be finite"),
+        (False, {"smoothness": "guess", "feature_bounds": [1.0]}, "smoothness"),
+        (False, {"feature_bounds": [1.0]}, "feature_bounds has shape"),
+    ],
+)
+def test_the_first_error_of_the_fit_is_the_registrys(refused, kwargs, first):
+    options = {"epsilon": 1.0, "delta": DELTA, "feature_bounds": 1.0, **kwargs}
+    X, y = make_data(seed_of("registry errors"), n=60, p=3)
+    problem = Problem(X, np.sign(y), "hinge") if refused else Problem(X, y, "squared", L1(0.01))
+    with pytest.raises((TypeError, ValueError), match=first) as raised:
+        dp_gcd(problem, **options)
+    with pytest.raises(raised.type) as planned:
+        get_solver("dp-gcd").plan(ProblemShape.of(problem), **options)
+    assert str(planned.value) == str(raised.value)
 
 
 # --- pure-Python kernels (CI also runs these with NUMBA_DISABLE_JIT=1) ----------------------

@@ -8,7 +8,9 @@ below (error probability 1e-6, seeded from the test name): a correct solver fail
 probability below 1e-6 and the half-noise variant, patched into the module, must fail.
 """
 
+import importlib
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ import scipy.sparse as sp
 from scipy import stats
 
 from dpglm.audit import mu_lower_bound
-from dpglm.exceptions import BudgetExceededError
+from dpglm.distributed import ShardedProblem, ShardedRows
+from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.mechanisms import NoiseSource, make_noise_source
@@ -24,6 +27,7 @@ from dpglm.privacy.report import PrivacyReport
 from dpglm.problem import Problem
 from dpglm.solvers.dp_gd import dp_gd, gradient_plan
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, Settings, get_solver
 from solver_problems import judge_mu_audit, make_data, seed_of, with_less_noise
 
 DELTA = 1e-6
@@ -334,3 +338,210 @@ def test_secure_mode(small_problem):
         dp_gd(small_problem, epsilon=1.0, delta=DELTA, secure=True, random_state=0)
     fit = dp_gd(small_problem, epsilon=1.0, delta=DELTA, secure=True, n_iter=3)
     assert fit.report.secure and fit.report.epsilon <= 1.0
+
+
+# --- the registry: the plan a fit charges, from the problem's shape ------------------------
+
+
+class RecordingBudget:
+    """A stand-in budget that records the plan it is charged and returns no charge, as a
+    search's guard does: what a non-private fit, which no PrivacyBudget affords, charges."""
+
+    def __init__(self):
+        self.plans = []
+
+    def charge(self, plan, *, label=""):
+        self.plans.append(plan)
+
+
+def same_accounting(plan, charged):
+    """What accounting reads of a plan: its events (kinds, counts, noise) and relation."""
+    return plan.events == charged.events and plan.neighbouring == charged.neighbouring
+
+
+#: case -> (datafit, penalty, intercept, sparse, epsilon, hyperparameters)
+PLAN_CASES = {
+    "defaults": ("squared", L2(0.01), True, False, 1.0, {}),
+    "sparse-intercept": (
+        "logistic", L2(0.01), True, True, 2.0, {"n_iter": 30, "step": 2.0, "clip": 0.5},
+    ),
+    "hinge-rdp": ("hinge", None, False, False, 0.5, {"n_iter": 7, "accountant": "rdp"}),
+    "enet0-pld": (
+        "huber", ElasticNet(0.1, 0.0), True, True, 3.0,
+        {"n_iter": 12, "clip": 2.0, "accountant": "pld"},
+    ),
+}  # fmt: skip
+
+
+def plan_problem(case):
+    datafit, penalty, intercept, sparse, _, _ = PLAN_CASES[case]
+    classification = datafit in ("logistic", "hinge")
+    X, y = make_data(
+        seed_of("plan", case), n=200, p=4, classification=classification, sparse=sparse
+    )
+    return Problem(X, y, datafit, penalty, fit_intercept=intercept)
+
+
+@pytest.mark.parametrize("case", PLAN_CASES)
+def test_the_registry_plan_is_the_charged_plan(case):
+    *_, epsilon, params = PLAN_CASES[case]
+    prob = plan_problem(case)
+    budget = PrivacyBudget(10.0, DELTA)
+    fit = dp_gd(prob, epsilon=epsilon, delta=DELTA, budget=budget, random_state=1, **params)
+    (charge,) = budget.charges
+    solver = get_solver("dp-gd")
+    plan = solver.plan(prob, epsilon=epsilon, delta=DELTA, **params)
+    assert same_accounting(plan, charge.plan)
+    (event,) = plan.events
+    assert event.count == fit.n_iter and event.noise_multiplier == fit.info["noise_multiplier"]
+    assert event.sensitivity == 2.0 * params.get("clip", 1.0)
+    shape = ProblemShape.of(prob)
+    assert shape.sparse == sp.issparse(prob.X) and not shape.chunked
+    assert same_accounting(solver.plan(shape, epsilon=epsilon, delta=DELTA, **params), plan)
+    assert solver.leaks(shape, epsilon=epsilon, delta=DELTA, **params) == ()
+
+
+def test_the_registry_plan_of_other_settings_is_not_the_charged_plan():
+    # the comparison above can fail: another T, clip or accountant charges another plan
+    prob = plan_problem("defaults")
+    budget = PrivacyBudget(10.0, DELTA)
+    dp_gd(prob, epsilon=1.0, delta=DELTA, n_iter=20, budget=budget, random_state=1)
+    solver = get_solver("dp-gd")
+    for other in ({"n_iter": 21}, {"clip": 0.5}, {"accountant": "rdp"}, {"epsilon": 0.9}):
+        plan = solver.plan(prob, **{"epsilon": 1.0, "delta": DELTA, "n_iter": 20, **other})
+        assert not same_accounting(plan, budget.charges[-1].plan)
+
+
+def test_the_registry_plan_is_the_plan_a_ledger_keeps(tmp_path):
+    prob = plan_problem("sparse-intercept")
+    ledger = PrivacyBudget.open(tmp_path / "ledger.sqlite", dataset="d", epsilon=5.0, delta=DELTA)
+    dp_gd(prob, epsilon=1.0, delta=DELTA, n_iter=9, budget=ledger, random_state=0)
+    reopened = PrivacyBudget.open(tmp_path / "ledger.sqlite", dataset="d")
+    plan = get_solver("dp-gd").plan(ProblemShape.of(prob), epsilon=1.0, delta=DELTA, n_iter=9)
+    assert same_accounting(plan, reopened.charges[-1].plan)
+
+
+def test_the_registry_plan_of_a_non_private_fit_is_the_charged_plan():
+    prob = plan_problem("defaults")
+    budget = RecordingBudget()
+    dp_gd(prob, epsilon=math.inf, delta=0.0, n_iter=5, clip=3.0, budget=budget)
+    (charged,) = budget.plans
+    plan = get_solver("dp-gd").plan(
+        ProblemShape.of(prob), epsilon=math.inf, delta=0.0, n_iter=5, clip=3.0
+    )
+    assert same_accounting(plan, charged)
+    (event,) = plan.events
+    assert event.noise_multiplier == 0.0 and event.sensitivity is None  # no clipping
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_the_registry_plan_of_a_sharded_problem_is_the_charged_plan(sparse):
+    X, y = make_data(seed_of("plan sharded", sparse), n=240, p=4, classification=True,
+                     sparse=sparse)  # fmt: skip
+    params = {"n_iter": 8, "clip": 0.5}
+    with ShardedRows.from_array(X, y, chunks=100) as rows:
+        prob = ShardedProblem(rows, "logistic", L2(0.01), fit_intercept=True)
+        budget = PrivacyBudget(10.0, DELTA)
+        dp_gd(prob, epsilon=2.0, delta=DELTA, budget=budget, random_state=2, **params)
+        solver = get_solver("dp-gd")
+        plan = solver.plan(prob, epsilon=2.0, delta=DELTA, **params)
+        shape = ProblemShape.of(prob)
+    assert same_accounting(plan, budget.charges[-1].plan)
+    assert shape.chunked and shape.sparse == sparse and solver.accepts(shape) is None
+    assert same_accounting(solver.plan(shape, epsilon=2.0, delta=DELTA, **params), plan)
+
+
+def test_the_fit_spends_the_plan_of_its_prepare(monkeypatch):
+    module = importlib.import_module("dpglm.solvers.dp_gd")
+    prepared = []
+    real = module.prepare
+
+    def spy(problem, **kwargs):
+        prepared.append(real(problem, **kwargs))
+        return prepared[-1]
+
+    monkeypatch.setattr(module, "prepare", spy)
+    prob = plan_problem("sparse-intercept")
+    budget = PrivacyBudget(10.0, DELTA)
+    fit = dp_gd(prob, epsilon=2.0, delta=DELTA, budget=budget, n_iter=6, step=0.5, clip=2)
+    (setup,) = prepared
+    assert same_accounting(setup.fit_plan.calibrated(), budget.charges[-1].plan)
+    assert (setup.n_iter, setup.step, setup.clip) == (6, 0.5, 2.0) == (
+        fit.n_iter, fit.info["step_size"], fit.info["clip"]
+    )  # fmt: skip
+    np.testing.assert_array_equal(setup.l2, np.full(4, 0.01))
+
+
+@pytest.mark.parametrize(
+    "penalty", [L1(0.1), ElasticNet(0.1, 0.5), Box(-1.0, 1.0), L1Ball(1.0)], ids=repr
+)
+def test_accepts_gives_the_fits_own_refusal(penalty):
+    X, y = make_data(seed_of("accepts"), n=30, p=3, classification=True)
+    prob = Problem(X, y, "hinge", penalty, fit_intercept=True)
+    with pytest.raises(ValueError) as refusal:
+        dp_gd(prob, epsilon=1.0, delta=DELTA)
+    solver = get_solver("dp-gd")
+    assert solver.accepts(prob) == str(refusal.value)
+    assert solver.accepts(ProblemShape.of(prob)) == str(refusal.value)
+    with pytest.raises(ValueError) as planned:
+        solver.plan(ProblemShape.of(prob), epsilon=1.0, delta=DELTA)
+    assert str(planned.value) == str(refusal.value)
+
+
+def test_accepts_every_loss_on_rows_or_in_memory():
+    solver = get_solver("dp-gd")
+    for datafit in ("squared", "logistic", "squared_hinge", "huber", "hinge"):
+        for chunked in (False, True):
+            shape = ProblemShape(100, 3, datafit, L2(0.1), fit_intercept=True, chunked=chunked)
+            assert solver.accepts(shape) is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "first"),
+    [
+        ({"epsilon": 0.0, "n_iter": 0}, "epsilon"),
+        ({"delta": 0.0}, "delta"),
+        ({"n_iter": 2.5, "step": -1.0}, "n_iter"),
+        ({"step": None, "clip": 0.0}, "step"),
+        ({"clip": math.inf}, "clip"),
+        ({"accountant": 3, "problem": L1(0.1)}, "accountant"),
+        ({"accountant": "bogus", "problem": L1(0.1)}, "DP-GD takes no penalty"),
+        ({"accountant": "bogus"}, "unknown accountant"),  # by the calibration, before the charge
+        ({"clip": "one", "problem": L1(0.1)}, "clip"),
+    ],
+    ids=repr,
+)
+def test_the_plan_refuses_what_the_fit_refuses_with_its_message(bad, first):
+    # the fit's order of checks is today's (the first refusal below wins), and the plan's
+    bad = dict(bad)
+    penalty = bad.pop("problem", L2(0.1))
+    X, y = make_data(seed_of("bad plan"), n=40, p=3)
+    prob = Problem(X, y, "squared", penalty)
+    target = {"epsilon": 1.0, "delta": DELTA}
+    target.update((k, bad.pop(k)) for k in ("epsilon", "delta") if k in bad)
+    with pytest.raises((TypeError, ValueError), match=f"^{first}") as refusal:
+        dp_gd(prob, random_state=0, **target, **bad)
+    solver = get_solver("dp-gd")
+    for problem in (prob, ProblemShape.of(prob)):
+        with pytest.raises(type(refusal.value)) as planned:
+            solver.plan(problem, **target, **bad)
+        assert str(planned.value) == str(refusal.value)
+
+
+def test_the_fit_warns_of_no_leak_and_the_registry_lists_none():
+    prob = plan_problem("defaults")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        fit = dp_gd(prob, epsilon=1.0, delta=DELTA, n_iter=5, random_state=0)
+    assert fit.report.warnings == ()
+    assert get_solver("dp-gd").leaks(prob, epsilon=1.0, delta=DELTA) == ()
+
+
+def test_the_solver_is_registered_for_direct_use_only():
+    solver = get_solver("dp-gd")
+    assert solver.fit is dp_gd and solver.order == 60 and solver.estimator is None
+    assert "Lee and Kifer 2018" in solver.summary and "\n" not in solver.summary
+    assert solver.hyperparameters == ("n_iter", "step", "clip", "accountant")
+    assert dict(solver.defaults) == {"n_iter": 50, "step": 1.0, "clip": 1.0, "accountant": "auto"}
+    with pytest.raises(ValueError, match="dp-gd is not available to the estimators"):
+        solver.arguments(Settings(), ProblemShape(10, 2, "squared"))

@@ -5,6 +5,7 @@ Every statistical test fails a correct implementation with probability below 1e-
 
 import importlib
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,8 +15,9 @@ from scipy import optimize, stats
 from dpglm._kernels.dual_coordinate import dual_step
 from dpglm.audit import mu_lower_bound
 from dpglm.datafits import Hinge, Huber, Logistic, Squared, SquaredHinge
+from dpglm.distributed import ShardedProblem, ShardedRows
 from dpglm.estimators import DPLasso, DPLinearSVC, DPLogisticRegression, DPRidge
-from dpglm.exceptions import BudgetExceededError
+from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, ElasticNet
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.events import GaussianEvent
@@ -25,6 +27,7 @@ from dpglm.problem import Problem
 from dpglm.solvers.dp_scd import NORMALISATION, dp_scd, row_scales
 from dpglm.solvers.dp_sgd import BatchSampler
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, get_solver
 from solver_problems import make_data, seed_of, with_less_noise
 
 dp_scd_module = importlib.import_module("dpglm.solvers.dp_scd")
@@ -377,8 +380,14 @@ def test_budget_is_charged_once_and_refuses_before_any_work():
 )
 def test_bad_inputs_name_the_parameter(kwargs, exc, word):
     options = {"epsilon": EPS, "delta": DELTA, "batch_size": 20, **kwargs}
-    with pytest.raises(exc, match=word):
-        dp_scd(problem_of("squared", False), **options)
+    problem = problem_of("squared", False)
+    with pytest.raises(exc, match=word) as raised:
+        dp_scd(problem, **options)
+    # the registry's plan refuses them before any data is read, with the fit's message
+    for shape in (problem, ProblemShape.of(problem)):
+        with pytest.raises(exc) as planned:
+            get_solver("dp-scd").plan(shape, **options)
+        assert str(planned.value) == str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -393,8 +402,76 @@ def test_bad_inputs_name_the_parameter(kwargs, exc, word):
     ],
 )
 def test_unsupported_problems_are_refused(problem, word):
-    with pytest.raises(ValueError, match=word):
-        dp_scd(problem(), epsilon=EPS, delta=DELTA, batch_size=10)
+    problem = problem()
+    with pytest.raises(ValueError, match=word) as raised:
+        dp_scd(problem, epsilon=EPS, delta=DELTA, batch_size=10)
+    solver = get_solver("dp-scd")
+    assert solver.accepts(problem) == solver.accepts(ProblemShape.of(problem)) == str(raised.value)
+
+
+def test_records_in_row_chunks_are_refused():
+    X, y = make_data(0, n=60, p=3)
+    with ShardedRows.from_array(X, y, chunks=20) as rows:
+        problem = ShardedProblem(rows, "squared", L2(0.1))
+        with pytest.raises(TypeError, match="in-memory Problem") as raised:
+            dp_scd(problem, epsilon=EPS, delta=DELTA, batch_size=10)
+        solver = get_solver("dp-scd")
+        shape = ProblemShape.of(problem)
+        assert shape.chunked and solver.accepts(shape) == solver.accepts(problem)
+        assert solver.accepts(problem) == str(raised.value)
+
+
+# -- the registry: the plan known before the data is read is the plan the fit charges ---------
+
+#: hyperparameters of the registry tests (the others take the fit function's defaults)
+REGISTRY_SETTINGS = {
+    "poisson": {"batch_size": 20, "passes": 2.0},
+    "without replacement": {"batch_size": 20, "clip": 0.3, "sampling": "without_replacement"},
+    "seqdp-scd": {"batch_size": 10, "sampling": "without_replacement", "sequential": True},
+    "rdp": {"batch_size": 25, "passes": 1.0, "accountant": "rdp"},
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("settings", list(REGISTRY_SETTINGS), ids=list(REGISTRY_SETTINGS))
+def test_the_registry_plan_is_the_charged_plan(settings, sparse):
+    params = REGISTRY_SETTINGS[settings]
+    solver, target = get_solver("dp-scd"), {"epsilon": EPS, "delta": DELTA}
+    problem = problem_of("logistic", True, sparse=sparse)
+    budget = PrivacyBudget(epsilon=2 * EPS, delta=2 * DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        fit = dp_scd(problem, **target, budget=budget, random_state=0, **params)
+    charged = budget.charges[-1].plan
+    # the plan of this fit, not an empty one
+    assert charged.events[0].count == fit.n_iter
+    assert charged.events[0].sensitivity == fit.info["sensitivity"]
+    for shape in (problem, ProblemShape.of(problem)):
+        plan = solver.plan(shape, **target, **params)
+        assert plan.events == charged.events and plan.neighbouring == charged.neighbouring
+        assert solver.accepts(shape) is None
+        assert solver.leaks(shape, **target, **params) == ()
+
+
+@pytest.mark.parametrize(
+    "kwargs, penalty, intercept, word",
+    [
+        ({"sequential": True}, L1(0.1), False, "sequential"),
+        ({"sampling": "shuffle", "batch_size": 0}, L1(0.1), False, "sampling"),
+        ({"batch_size": 0}, L1(0.1), False, "L2 penalty"),
+        ({"clip": math.inf}, L2(0.1), True, "fit_intercept"),
+        ({"batch_size": 0, "passes": 0.0}, L2(0.1), False, "batch_size"),
+        ({"passes": 0.0, "clip": math.inf}, L2(0.1), False, "passes"),
+    ],
+)
+def test_the_first_error_of_the_fit_is_the_registrys(kwargs, penalty, intercept, word):
+    options = {"epsilon": EPS, "delta": DELTA, "batch_size": 10, **kwargs}
+    problem = Problem(*make_data(0, n=50), "squared", penalty, fit_intercept=intercept)
+    with pytest.raises(ValueError, match=word) as raised:
+        dp_scd(problem, **options)
+    with pytest.raises(ValueError) as planned:
+        get_solver("dp-scd").plan(ProblemShape.of(problem), **options)
+    assert str(planned.value) == str(raised.value)
 
 
 # -- estimators -----------------------------------------------------------------------------

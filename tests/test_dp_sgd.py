@@ -1,8 +1,10 @@
 """DP-SGD: convergence without noise, reproducibility, the plan it reports, a sampler that
 matches its accountant, kernels equal to NumPy, budget charging and input checks."""
 
+import contextlib
 import importlib
 import math
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -12,13 +14,15 @@ from scipy.stats import binom, chi2
 
 from dpglm._kernels.stochastic import distinct_subsets, sgd_steps_csr, sgd_steps_dense
 from dpglm.datafits import Hinge, Huber, Logistic, Squared, SquaredHinge
-from dpglm.exceptions import BudgetExceededError
+from dpglm.distributed import ShardedProblem, ShardedRows
+from dpglm.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2, Box, ElasticNet, L1Ball
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.problem import Problem
-from dpglm.solvers.dp_sgd import BatchSampler, _chunk_steps, dp_sgd
+from dpglm.solvers.dp_sgd import BatchSampler, chunk_steps, dp_sgd
 from dpglm.solvers.reference import solve_reference
+from dpglm.solvers.registry import ProblemShape, get_solver
 from dpglm.solvers.result import History
 
 # the module, even once the package exports the function under the same name
@@ -259,7 +263,7 @@ def test_solver_runs_the_sampler_and_noise_it_reports():
     problem = regression(intercept=True, penalty=L1(0.01))
     fit = private_fit(problem, random_state=11)
     # replay: the solver's draws in its order (batches, then noise, per chunk)
-    assert _chunk_steps(problem.n_coords, B, T) >= T
+    assert chunk_steps(problem.n_coords, B, T) >= T
     source = make_noise_source(11)
     counts, rows = BatchSampler(N, B, "poisson").draw(source, T)
     noise = source.standard_normal((T, problem.n_coords))
@@ -428,8 +432,14 @@ def test_budget_is_charged_once_and_refuses_before_any_work():
 )
 def test_bad_inputs_name_the_parameter(kwargs, error, name):
     options = {"epsilon": EPS, "delta": DELTA, "passes": PASSES, "batch_size": B}
-    with pytest.raises(error, match=name):
-        dp_sgd(regression(), **{**options, **kwargs})
+    problem = regression()
+    with pytest.raises(error, match=name) as raised:
+        dp_sgd(problem, **{**options, **kwargs})
+    # the registry's plan refuses them before any data is read, with the fit's message
+    for shape in (problem, ProblemShape.of(problem)):
+        with pytest.raises(error) as planned:
+            get_solver("dp-sgd").plan(shape, **{**options, **kwargs})
+        assert str(planned.value) == str(raised.value)
 
 
 def test_non_separable_penalty_is_refused():
@@ -457,3 +467,81 @@ def test_binomial_table_covers_the_law():
 
     top = tail.counts(Top(), 1)[0]
     assert 3 < top <= tail._cdf.shape[0] - 1 and binom.sf(top, 10**6, 3e-6) < 1e-15
+
+
+# -- the registry: the plan known before the data is read is the plan the fit charges ---------
+
+#: hyperparameters of the registry tests (the others take the fit function's defaults)
+REGISTRY_SETTINGS = {
+    "defaults": {},
+    "without replacement": {"sampling": "without_replacement", "batch_size": 20, "passes": 1.5},
+    "clip and rdp": {"clip": 3.0, "step": 0.2, "batch_size": B, "accountant": "rdp"},
+}
+
+
+@contextlib.contextmanager
+def problem_of_kind(kind):
+    """A ridge problem of ``N`` records: dense, sparse, with an intercept, or in row chunks."""
+    dense = regression(intercept=kind == "intercept")
+    if kind == "sparse":
+        X = np.asarray(dense.X).copy()
+        X[np.abs(X) < 0.5] = 0.0
+        yield Problem(sp.csr_matrix(X), dense.y, "squared", RIDGE)
+    elif kind == "sharded":
+        with ShardedRows.from_array(np.asarray(dense.X), dense.y, chunks=150) as rows:
+            yield ShardedProblem(rows, "squared", RIDGE, fit_intercept=True)
+    else:
+        yield dense
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "intercept", "sharded"])
+@pytest.mark.parametrize("settings", list(REGISTRY_SETTINGS), ids=list(REGISTRY_SETTINGS))
+def test_the_registry_plan_is_the_charged_plan(kind, settings):
+    params = REGISTRY_SETTINGS[settings]
+    solver = get_solver("dp-sgd")
+    with problem_of_kind(kind) as problem:
+        budget = PrivacyBudget(epsilon=2 * EPS, delta=2 * DELTA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            fit = dp_sgd(
+                problem, epsilon=EPS, delta=DELTA, budget=budget, random_state=0, **params
+            )
+        charged = budget.charges[-1].plan
+        assert charged.events[0].count == fit.n_iter  # the plan of this fit, not an empty one
+        shapes = (problem, ProblemShape.of(problem))
+        for shape in shapes:
+            plan = solver.plan(shape, epsilon=EPS, delta=DELTA, **params)
+            assert plan.events == charged.events and plan.neighbouring == charged.neighbouring
+            assert solver.accepts(shape) is None
+            assert solver.leaks(shape, epsilon=EPS, delta=DELTA, **params) == ()
+        assert shapes[1].chunked == (kind == "sharded")
+
+
+def test_the_registry_refuses_the_problems_the_fit_refuses():
+    problem = regression(penalty=L1Ball(1.0))
+    with pytest.raises(ValueError) as raised:
+        dp_sgd(problem, epsilon=EPS, delta=DELTA)
+    solver = get_solver("dp-sgd")
+    assert "separable" in solver.accepts(problem)
+    assert solver.accepts(problem) == solver.accepts(ProblemShape.of(problem)) == str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "penalty", "name"),
+    [
+        ({"step": 0.0, "batch_size": 0}, RIDGE, "step"),
+        ({"sampling": "uniform", "batch_size": 0}, RIDGE, "sampling"),
+        ({"batch_size": 0, "passes": 0}, RIDGE, "batch_size"),
+        ({"passes": 0}, L1Ball(1.0), "passes"),
+        ({"clip": math.inf}, L1Ball(1.0), "separable"),
+        ({"clip": math.inf}, RIDGE, "clip must be finite"),
+    ],
+)
+def test_the_first_error_of_the_fit_is_the_registrys(kwargs, penalty, name):
+    options = {"epsilon": EPS, "delta": DELTA, **kwargs}
+    problem = regression(penalty=penalty)
+    with pytest.raises(ValueError, match=name) as raised:
+        dp_sgd(problem, **options)
+    with pytest.raises(ValueError) as planned:
+        get_solver("dp-sgd").plan(ProblemShape.of(problem), **options)
+    assert str(planned.value) == str(raised.value)

@@ -19,11 +19,11 @@ from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import PrivacyReport
 from dpglm.tuning import (
     PrivateSearchCV,
-    _PlanGuard,
     draw_repetitions,
     repetitions_gamma,
     repetitions_mean,
 )
+from dpglm.tuning.planning import PlanGuard
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-1, 1, (3000, 3))
@@ -206,7 +206,7 @@ def test_searches_with_dp_sgd_are_replace_one():
 
 def test_a_guard_stops_a_fit_whose_plan_differs():
     expected = PrivacyPlan([GaussianEvent(noise_multiplier=10.0, count=5, label="a")])
-    guard = _PlanGuard(expected)
+    guard = PlanGuard(expected)
     guard.charge(PrivacyPlan([GaussianEvent(noise_multiplier=10.0, count=5, label="b")]))
     with pytest.raises(PrivacyError, match="differs from the one the search accounted"):
         guard.charge(PrivacyPlan([GaussianEvent(noise_multiplier=9.0, count=5)]))

@@ -8,7 +8,7 @@ Examples
 --------
 >>> import dpglm
 >>> dpglm.load_model.__module__
-'dpglm.estimators'
+'dpglm.estimators.persistence'
 """
 
 from dpglm._version import __version__

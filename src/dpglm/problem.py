@@ -130,6 +130,11 @@ class Problem:
     # -- layouts ------------------------------------------------------------------------
 
     @property
+    def sparse(self) -> bool:
+        """Whether the features are a sparse matrix (public: part of the problem's shape)."""
+        return sp.issparse(next(iter(self._layouts.values())))
+
+    @property
     def X(self):  # noqa: N802 (scikit-learn's name for the features)
         """The features column-wise (Fortran order or CSC)."""
         return self.layout("columns")

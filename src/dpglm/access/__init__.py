@@ -58,6 +58,7 @@ __all__ = [
     "clipped_column_mean_squares",
     "clipped_gradient_sum",
     "column_mean_squares",
+    "in_memory_refusal",
     "row_norms",
     "sample_norms",
 ]
@@ -134,3 +135,23 @@ class DataAccess(Protocol):
         :class:`~dpglm.access.batches.BatchSteps` does.
         """
         ...
+
+
+def in_memory_refusal(solver: str) -> str:
+    """Why data in row chunks refuses ``solver``, whose every step needs fresh state.
+
+    The message of :meth:`DataAccess.in_memory` on a
+    :class:`~dpglm.distributed.data_parallel.ShardedProblem`, and of the
+    solvers' checks on a problem's public shape.
+
+    Examples
+    --------
+    >>> in_memory_refusal("DP-CD").split(":")[0]
+    'DP-CD needs an in-memory Problem'
+    """
+    return (
+        f"{solver} needs an in-memory Problem: each of its steps needs state fresh "
+        "from the previous one, a round trip to the row chunks per step; use a "
+        "data-parallel solver (dp_gcd, dp_agd, dp_gd, dp_fw, dp_bcfw, dp_sgd) on a "
+        "ShardedProblem (see dpglm.distributed.data_parallel)"
+    )

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpglm.solvers.registry import Settings, get_solver
+
 #: the private solvers the commands run
 SOLVERS = ("dp-cd", "dp-gcd", "dp-sgd")
 
@@ -22,8 +24,9 @@ class SolverSettings:
     """Hyperparameters of one solver in an experiment (``None``: the solver's default).
 
     ``passes`` is passes over the data for DP-CD and DP-SGD and greedy steps
-    for DP-GCD (default :data:`dpglm.estimators.DEFAULT_PASSES`); ``step`` is
-    the step-size factor of the coordinate solvers and the step size of DP-SGD.
+    for DP-GCD (default: the solver's work in the registry,
+    :func:`~dpglm.solvers.registry.default_passes`); ``step`` is the step-size
+    factor of the coordinate solvers and the step size of DP-SGD.
     """
 
     passes: float | None = None
@@ -40,20 +43,34 @@ class SolverSettings:
         >>> SolverSettings(passes=10, step=0.5).describe("dp-gcd")
         '10 greedy steps, step 0.5, clip 1'
         """
-        from dpglm.estimators import DEFAULT_PASSES
-
-        passes = DEFAULT_PASSES[solver] if self.passes is None else self.passes
-        parts = [f"{passes:g} greedy steps" if solver == "dp-gcd" else f"{passes:g} passes"]
-        if solver == "dp-sgd":
+        mapping = get_solver(solver).estimator
+        passes = mapping.passes if self.passes is None else self.passes
+        parts = [f"{passes:g} {mapping.unit}"]
+        if mapping.batch_size:
             parts.append(f"batch {self.batch_size}")
         if self.step is not None:
             parts.append(f"step {self.step:g}")
         parts.append(f"clip {self.clip:g}")
         return ", ".join(parts)
 
+    def solver_settings(self) -> Settings:
+        """The registry's :class:`~dpglm.solvers.registry.Settings` of these hyperparameters.
+
+        Unlike the estimators, the commands take the smoothness constants from
+        the bounds when given (no share of the budget for their estimate).
+        """
+        return Settings(
+            clip=self.clip,
+            passes=self.passes,
+            step=self.step,
+            batch_size=self.batch_size,
+            feature_bounds=self.feature_bounds,
+            smoothness="data" if self.feature_bounds is None else "bounds",
+        )
+
 
 def run_solver(problem, solver, *, epsilon, delta, settings, random_state=None):
-    """Fit ``problem`` with one private solver, as the estimators do.
+    """Fit ``problem`` with one registered private solver, as the estimators do.
 
     Unlike the estimators, ``epsilon=inf`` runs the same solver without noise
     or clipping (the estimators return the exact optimum instead).
@@ -73,25 +90,9 @@ def run_solver(problem, solver, *, epsilon, delta, settings, random_state=None):
     >>> round(fit.report.epsilon, 2)
     1.0
     """
-    from dpglm.estimators import DEFAULT_PASSES
-    from dpglm.solvers.dp_cd import dp_cd
-    from dpglm.solvers.dp_gcd import dp_gcd
-    from dpglm.solvers.dp_sgd import dp_sgd
-
-    options = {"epsilon": epsilon, "delta": delta, "clip": settings.clip}
-    options["random_state"] = random_state
-    if settings.step is not None:
-        options["step"] = settings.step
-    passes = DEFAULT_PASSES[solver] if settings.passes is None else settings.passes
-    if solver == "dp-sgd":
-        batch = min(settings.batch_size, problem.n_samples)
-        return dp_sgd(problem, passes=passes, batch_size=batch, **options)
-    options["feature_bounds"] = settings.feature_bounds
-    if solver == "dp-cd":
-        return dp_cd(problem, passes=passes, **options)
-    if solver == "dp-gcd":
-        return dp_gcd(problem, n_iter=max(1, round(passes)), **options)
-    raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+    spec = get_solver(solver)
+    arguments = spec.arguments(settings.solver_settings(), problem)
+    return spec.fit(problem, epsilon=epsilon, delta=delta, random_state=random_state, **arguments)
 
 
 def held_out_score(task, coef, intercept, X, y) -> float:

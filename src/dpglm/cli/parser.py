@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.model
     ('report', 'model.json')
     """
-    from dpglm import __version__
+    from dpglm._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="dpglm",

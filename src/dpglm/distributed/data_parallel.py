@@ -135,6 +135,7 @@ import scipy.sparse as sp
 
 from dpglm import _kernels
 from dpglm._kernels.stochastic import prox_update
+from dpglm.access import in_memory_refusal
 from dpglm.access.batches import sample_norms
 from dpglm.access.sums import candidate_losses, clipped_gradient_sum, row_norms
 from dpglm.datafits import get_datafit
@@ -465,6 +466,11 @@ class ShardedProblem(Problem):
                         "files with task='classification'"
                     )
 
+    @property
+    def sparse(self) -> bool:
+        """Whether the chunks hold sparse rows."""
+        return bool(self.shards.sparse)
+
     def _sum(self, op, layout, args=(), **kwargs):
         """The sum over chunks of ``op(chunk, config, *args)`` (``config``: datafit, layout
         and feature bounds, the arguments of :meth:`Chunk.problem
@@ -585,12 +591,7 @@ class ShardedProblem(Problem):
         DP-CD needs an in-memory Problem
         >>> rows.close()
         """
-        raise TypeError(
-            f"{solver} needs an in-memory Problem: each of its steps needs state fresh "
-            "from the previous one, a round trip to the row chunks per step; use a "
-            "data-parallel solver (dp_gcd, dp_agd, dp_gd, dp_fw, dp_bcfw, dp_sgd) on a "
-            "ShardedProblem (see dpglm.distributed.data_parallel)"
-        )
+        raise TypeError(in_memory_refusal(solver))
 
     def dense_entries(self, n_columns=None) -> float:
         """``inf``: no kernel reads records here, so the coordinator's threads stay as they are.

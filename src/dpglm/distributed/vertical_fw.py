@@ -125,17 +125,17 @@ from dpglm.penalties import NoPenalty
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, keyed_seed_sequence
 from dpglm.privacy.releases import Release
+from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.spending import calibrate_cached, spend
 from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.problem import Problem
-from dpglm.solvers.coordinates import (
+from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem, fw_plan
+from dpglm.solvers.fw_sampling import Distributed
+from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     check_positive_int,
-    neighbouring_assumptions,
 )
-from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem, fw_plan
-from dpglm.solvers.fw_sampling import Distributed
 from dpglm.solvers.result import FitResult, History
 
 __all__ = ["vertical_fw"]

@@ -21,7 +21,9 @@ not call them, so an infinite or zero multiplier is always a mistake.
 
 Solvers do not call them with multipliers of their own: each calibrated event
 of a fit's plan is run through a :class:`~dpglm.privacy.releases.Release`,
-which draws with the same primitives at the scale :func:`_noise_scale` gives.
+which draws with the same primitives (:func:`add_gaussian`, :func:`add_laplace`,
+:func:`noisy_argmax`) at the scale :func:`noise_scale_of` gives; nothing
+outside :mod:`dpglm.privacy` calls them.
 
 Floating-point caveat: all samplers here (including the secure source) turn
 uniform floats into noise by floating-point transforms. Such samplers have a
@@ -61,7 +63,8 @@ __all__ = [
 _TWO_PI = 2.0 * math.pi
 
 
-def _shape(size) -> tuple:
+def size_shape(size) -> tuple:
+    """The array shape of a draw of ``size`` (None: a scalar, ``()``)."""
     if size is None:
         return ()
     if isinstance(size, numbers.Integral):
@@ -197,7 +200,7 @@ class _SecureSource(NoiseSource):
         return (2.0 * k.astype(np.float64) + 1.0) * 2.0**-53
 
     def standard_normal(self, size=None):
-        shape = _shape(size)
+        shape = size_shape(size)
         count = math.prod(shape)
         pairs = (count + 1) // 2
         u = self._open_uniform(2 * pairs)
@@ -208,13 +211,13 @@ class _SecureSource(NoiseSource):
 
     def exponential(self, scale, size=None):
         scale = _check_scale(scale)
-        shape = _shape(size)
+        shape = size_shape(size)
         draws = -scale * np.log(self._open_uniform(math.prod(shape)))
         return _scalar_or_array(draws.reshape(shape), size)
 
     def laplace(self, scale, size=None):
         scale = _check_scale(scale)
-        shape = _shape(size)
+        shape = size_shape(size)
         count = math.prod(shape)
         words = self._words(count)
         # the low bit gives the sign, the 52 high bits the uniform of the magnitude
@@ -225,12 +228,12 @@ class _SecureSource(NoiseSource):
 
     def gumbel(self, scale, size=None):
         scale = _check_scale(scale)
-        shape = _shape(size)
+        shape = size_shape(size)
         draws = -scale * np.log(-np.log(self._open_uniform(math.prod(shape))))
         return _scalar_or_array(draws.reshape(shape), size)
 
     def uniform(self, size=None):
-        shape = _shape(size)
+        shape = size_shape(size)
         draws = self._open_uniform(math.prod(shape))
         return _scalar_or_array(draws.reshape(shape), size)
 
@@ -238,7 +241,7 @@ class _SecureSource(NoiseSource):
         high = int(high)
         if not 1 <= high <= 2**63:
             raise ValueError(f"high must lie in [1, 2**63], got {high}")
-        shape = _shape(size)
+        shape = size_shape(size)
         count = math.prod(shape)
         # rejection keeps the draws exactly uniform: accept words below the largest
         # multiple of high that fits in 64 bits
@@ -415,7 +418,7 @@ def make_noise_source(random_state=None, *, secure: bool = False, key=None) -> N
     )
 
 
-def _noise_scale(noise_multiplier, *factors, over=None):
+def noise_scale_of(noise_multiplier, *factors, over=None):
     """``noise_multiplier * factors[0] * ... * factors[-1] / over``, multiplied left to right.
 
     The arithmetic of every noise scale in dpglm: the mechanisms below and
@@ -440,7 +443,7 @@ def _noise_scale(noise_multiplier, *factors, over=None):
 
     Examples
     --------
-    >>> _noise_scale(3.0, 2.0, 0.5, over=4.0)
+    >>> noise_scale_of(3.0, 2.0, 0.5, over=4.0)
     0.75
     """
     scale = noise_multiplier
@@ -466,10 +469,11 @@ def _check_parameters(sensitivity, noise_multiplier) -> float:
             "noise_multiplier must satisfy 0 < noise_multiplier < inf (a non-private fit "
             f"does not call a mechanism), got {noise_multiplier!r}"
         )
-    return _noise_scale(noise_multiplier, sensitivity)
+    return noise_scale_of(noise_multiplier, sensitivity)
 
 
-def _check_source(source) -> NoiseSource:
+def check_noise_source(source) -> NoiseSource:
+    """``source`` itself if it is a :class:`NoiseSource`, else a ``TypeError``."""
     if not isinstance(source, NoiseSource):
         raise TypeError(
             f"source must be a NoiseSource (see make_noise_source), got {type(source).__name__}"
@@ -477,7 +481,8 @@ def _check_source(source) -> NoiseSource:
     return source
 
 
-def _finite_array(values, name: str) -> np.ndarray:
+def finite_array(values, name: str) -> np.ndarray:
+    """``values`` as a float64 array, refused (``ValueError`` naming ``name``) unless finite."""
     values = np.asarray(values, dtype=np.float64)
     # a non-finite input would pass through the noise unchanged and reveal itself
     if not np.isfinite(values).all():
@@ -490,18 +495,18 @@ def _release(values: np.ndarray, noise: np.ndarray):
     return float(released) if values.ndim == 0 else released
 
 
-def _add_gaussian(values, sigma: float, source):
+def add_gaussian(values, sigma: float, source):
     """``values`` plus Gaussian noise of std ``sigma`` (validated by the caller)."""
-    source = _check_source(source)
-    values = _finite_array(values, "values")
+    source = check_noise_source(source)
+    values = finite_array(values, "values")
     noise = source.standard_normal(values.shape if values.ndim else None)
     return _release(values, sigma * np.asarray(noise))
 
 
-def _add_laplace(values, scale: float, source):
+def add_laplace(values, scale: float, source):
     """``values`` plus Laplace noise of scale ``scale`` (validated by the caller)."""
-    source = _check_source(source)
-    values = _finite_array(values, "values")
+    source = check_noise_source(source)
+    values = finite_array(values, "values")
     noise = source.laplace(scale, values.shape if values.ndim else None)
     return _release(values, np.asarray(noise))
 
@@ -539,7 +544,7 @@ def gaussian_mechanism(values, *, sensitivity, noise_multiplier, source):
     >>> out.shape
     (2, 3)
     """
-    return _add_gaussian(values, _check_parameters(sensitivity, noise_multiplier), source)
+    return add_gaussian(values, _check_parameters(sensitivity, noise_multiplier), source)
 
 
 def laplace_mechanism(values, *, sensitivity, noise_multiplier, source):
@@ -574,10 +579,15 @@ def laplace_mechanism(values, *, sensitivity, noise_multiplier, source):
     ... )
     True
     """
-    return _add_laplace(values, _check_parameters(sensitivity, noise_multiplier), source)
+    return add_laplace(values, _check_parameters(sensitivity, noise_multiplier), source)
 
 
-def _noisy_argmax(scores: np.ndarray, scale: float, noise: str, source: NoiseSource):
+def noisy_argmax(scores: np.ndarray, scale: float, noise: str, source: NoiseSource):
+    """Argmax over the last axis of ``scores`` plus noise of ``scale`` (validated by the caller).
+
+    The primitive of :func:`report_noisy_max` and of a
+    :class:`~dpglm.privacy.releases.Release`'s selections.
+    """
     if noise not in NOISY_MAX_NOISE:
         raise ValueError(f"noise must be one of {NOISY_MAX_NOISE}, got {noise!r}")
     if scores.ndim == 0 or scores.shape[-1] == 0:
@@ -640,9 +650,9 @@ def report_noisy_max(scores, *, sensitivity, noise_multiplier, noise="gumbel", s
     (4,)
     """
     scale = _check_parameters(sensitivity, noise_multiplier)
-    source = _check_source(source)
-    scores = _finite_array(scores, "scores")
-    return _noisy_argmax(scores, scale, noise, source)
+    source = check_noise_source(source)
+    scores = finite_array(scores, "scores")
+    return noisy_argmax(scores, scale, noise, source)
 
 
 def noisy_min(values, *, sensitivity, noise_multiplier, noise="gumbel", source):
@@ -680,6 +690,6 @@ def noisy_min(values, *, sensitivity, noise_multiplier, noise="gumbel", source):
     1
     """
     scale = _check_parameters(sensitivity, noise_multiplier)
-    source = _check_source(source)
-    values = _finite_array(values, "values")
-    return _noisy_argmax(-values, scale, noise, source)
+    source = check_noise_source(source)
+    values = finite_array(values, "values")
+    return noisy_argmax(-values, scale, noise, source)

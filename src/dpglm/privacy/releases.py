@@ -51,13 +51,13 @@ from dpglm.privacy.events import (
 )
 from dpglm.privacy.mechanisms import (
     NoiseSource,
-    _add_gaussian,
-    _add_laplace,
-    _check_source,
-    _finite_array,
-    _noise_scale,
-    _noisy_argmax,
-    _shape,
+    add_gaussian,
+    add_laplace,
+    check_noise_source,
+    finite_array,
+    noise_scale_of,
+    noisy_argmax,
+    size_shape,
 )
 
 __all__ = ["Release"]
@@ -175,7 +175,7 @@ class Release:
         multiplier = self.multiplier
         if not math.isfinite(multiplier):
             raise ValueError(f"the noise multiplier must be finite, got {multiplier!r}")
-        scale = _noise_scale(multiplier, *factors, over=over)
+        scale = noise_scale_of(multiplier, *factors, over=over)
         if not np.all(np.isfinite(scale) & (np.asarray(scale) >= 0.0)):
             raise ValueError(
                 f"the noise scale of {self.event.label or self.event.kind!r} must be finite and "
@@ -189,7 +189,7 @@ class Release:
     def _source(self) -> NoiseSource:
         if self.source is None:
             raise ValueError("the release is not bound to a noise source (see Release.bind)")
-        return _check_source(self.source)
+        return check_noise_source(self.source)
 
     @property
     def generator(self):
@@ -230,7 +230,7 @@ class Release:
         (2, 3)
         """
         if not (self.private or always):
-            return np.zeros(_shape(size))
+            return np.zeros(size_shape(size))
         source = self._source()
         family = self.family
         if family == "gaussian":
@@ -268,7 +268,7 @@ class Release:
         """
         scale = self.scale(*self._sensitivity(sensitivity))
         if not self.private:
-            return 0.0 if size is None else np.zeros(_shape(size))
+            return 0.0 if size is None else np.zeros(size_shape(size))
         source = self._source()
         family = self.family
         if family == "gaussian":
@@ -312,18 +312,18 @@ class Release:
             return float(values) if values.ndim == 0 else values
         scale = self.scale(*self._sensitivity(sensitivity))
         if family == "gaussian":
-            return _add_gaussian(values, scale, self._source())
-        return _add_laplace(values, scale, self._source())
+            return add_gaussian(values, scale, self._source())
+        return add_laplace(values, scale, self._source())
 
     def _select(self, scores, sensitivity):
         if not isinstance(self.event, NoisyMaxEvent):
             raise TypeError(f"a {self.event.kind} event adds noise (add), it does not select")
-        scores = _finite_array(scores, "scores")
+        scores = finite_array(scores, "scores")
         if not self.private:
             index = np.argmax(scores, axis=-1)
             return int(index) if scores.ndim == 1 else index
         scale = self.scale(*self._sensitivity(sensitivity))
-        return _noisy_argmax(scores, scale, self.family, self._source())
+        return noisy_argmax(scores, scale, self.family, self._source())
 
     def noisy_max(self, scores, *, sensitivity=None):
         """Index of the largest score plus the event's noise (exact when it adds none).
@@ -352,4 +352,4 @@ class Release:
         >>> release.bind(make_noise_source(0)).noisy_min([5.0, -100.0, 4.0])
         1
         """
-        return self._select(-_finite_array(values, "values"), sensitivity)
+        return self._select(-finite_array(values, "values"), sensitivity)

@@ -38,7 +38,7 @@ from dpglm.privacy.events import PrivacyPlan, RepeatAndSelectEvent, SampledGauss
 
 # re-exported: the fits record their leaks for the report with it
 from dpglm.privacy.leaks import collect_privacy_warnings
-from dpglm.privacy.mechanisms import _noise_scale
+from dpglm.privacy.mechanisms import noise_scale_of
 
 __all__ = ["MechanismRecord", "PrivacyReport", "collect_privacy_warnings"]
 
@@ -85,7 +85,7 @@ class MechanismRecord:
         multiplier = getattr(event, "noise_multiplier", None)
         scale = None
         if multiplier is not None and event.sensitivity is not None:
-            scale = _noise_scale(multiplier, event.sensitivity)  # as the release draws it
+            scale = noise_scale_of(multiplier, event.sensitivity)  # as the release draws it
         details = {}
         for name in ("noise", "monotone", "epsilon", "rho"):
             if hasattr(event, name):
@@ -323,3 +323,13 @@ def _decode_mechanism(m):
         details["inner"] = [_decode_mechanism(inner) for inner in details["inner"]]
     m["details"] = details
     return m
+
+
+def neighbouring_assumptions(neighbouring: str) -> tuple:
+    """The assumption behind each neighbouring relation, for the report."""
+    if neighbouring == "replace_one":
+        return (
+            "replace-one neighbours: datasets differ in one record's values, the number of "
+            "records n is public",
+        )
+    return ("add/remove neighbours: datasets differ by one record added or removed",)

@@ -84,7 +84,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -96,14 +96,11 @@ from dpglm.privacy.events import (
     ZCDPEvent,
 )
 from dpglm.privacy.filters import FilterRole, ZCDPFilter
-from dpglm.privacy.report import PrivacyReport
-from dpglm.privacy.spending import calibrate_cached, spend
+from dpglm.privacy.report import PrivacyReport, neighbouring_assumptions
+from dpglm.privacy.spending import calibrate_cached
 from dpglm.privacy.targets import Share, check_privacy_target
-from dpglm.solvers.coordinates import (
-    HYPERPARAMETER_ASSUMPTION,
-    check_positive,
-    neighbouring_assumptions,
-)
+from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 NEIGHBOURING = "replace_one"
@@ -437,21 +434,41 @@ ADAPTIVE_ASSUMPTION = (
 )
 
 
-def _smooth_penalty(problem) -> np.ndarray:
-    """``l2`` of every coefficient, refusing losses and penalties DP-AGD does not take."""
+def check(problem) -> None:
+    """Refuse the losses and penalties DP-AGD does not take, with the fit's message.
+
+    Reads the problem's shape only (datafit, penalty, ``n_features``): a
+    :class:`~dpglm.problem.Problem`, a
+    :class:`~dpglm.distributed.data_parallel.ShardedProblem` (DP-AGD runs on row
+    chunks) or a :class:`~dpglm.solvers.registry.ProblemShape`.
+
+    Raises
+    ------
+    ValueError
+        A loss that is not smooth, or a penalty with an L1 part, bounds or no
+        separable form.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "logistic", "l2")) is None
+    True
+    >>> check(ProblemShape(10, 2, "hinge"))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-AGD needs a smooth loss; the hinge loss is not (use 'squared_hinge', or DP-SGD for the hinge loss)
+    """  # noqa: E501
     if not problem.datafit.smooth:
         raise ValueError(
             f"DP-AGD needs a smooth loss; the {problem.datafit.name} loss is not (use "
             "'squared_hinge', or DP-SGD for the hinge loss)"
         )
-    l2 = gradient_step_l2(problem)
-    if l2 is None:
+    if gradient_step_l2(problem) is None:
         raise ValueError(
             f"DP-AGD takes a smooth penalty (none or L2); {problem.penalty!r} has an L1 part, "
             "bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps "
             "handle it)"
         )
-    return l2
 
 
 def gradient_step_l2(problem):
@@ -499,6 +516,146 @@ def _check_accountant(accountant) -> None:
             f"accountant must be 'auto' or one of {ACCOUNTANTS} (DP-AGD is analysed in zCDP), "
             f"got {accountant!r}"
         )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-AGD fit's validated settings and the plan it charges, from the problem's shape.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The whole budget as one ``rho``-zCDP event (one non-private event when
+        ``epsilon = inf``) and the accountant that converts ``rho``: the plan
+        the fit charges up front, calibrated by :func:`~dpglm.privacy.spending.spend`
+        as any other (a zCDP event is a fixed cost, left as it is).
+    rho : float
+        The budget the fit's zCDP filter hands out (inf without privacy).
+    clip_grad, clip_obj : float
+        The thresholds as given, for the report and the releases' sensitivities.
+    share : Share
+        ``selection_share``.
+    splits : float
+    settings : _Settings
+        What the descent runs with: no clipping without privacy.
+    l2 : ndarray
+        The L2 strength of every coefficient.
+    """
+
+    fit_plan: FitPlan
+    rho: float
+    clip_grad: float
+    clip_obj: float
+    share: Share
+    splits: float
+    settings: _Settings
+    l2: np.ndarray = field(compare=False, repr=False)
+
+    @property
+    def private(self) -> bool:
+        """Whether the fit adds noise (``epsilon < inf``)."""
+        return not math.isinf(self.fit_plan.epsilon)
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    clip_grad: float,
+    clip_obj: float,
+    selection_share: float,
+    splits: float,
+    gamma: float,
+    tau: int,
+    candidates: int,
+    max_step: float,
+    max_iter: int,
+    accountant: str,
+) -> Setup:
+    """The checks of :func:`dp_agd`, in its order, and the plan it charges; no record is read.
+
+    DP-AGD charges its whole budget before it trains and spends it through a
+    zCDP filter as the fit goes: the charged plan is one
+    :class:`~dpglm.privacy.events.ZCDPEvent` of the largest ``rho`` the
+    accountant converts to ``(epsilon, delta)`` (:func:`zcdp_budget`), whatever
+    the releases turn out to be.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+    epsilon, delta : float
+    clip_grad, clip_obj, selection_share, splits, gamma, tau, candidates, max_step, max_iter
+    accountant : str
+        As :func:`dp_agd` takes them; no defaults here, the fit's are the defaults
+        (:meth:`~dpglm.solvers.registry.Solver.plan` passes them).
+
+    Returns
+    -------
+    Setup
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> shape = ProblemShape(2000, 5, "logistic", "l2", fit_intercept=True)
+    >>> hyper = dict(
+    ...     clip_grad=1.0,
+    ...     clip_obj=3.0,
+    ...     selection_share=0.3,
+    ...     splits=60.0,
+    ...     gamma=0.1,
+    ...     tau=10,
+    ...     candidates=20,
+    ...     max_step=2.0,
+    ...     max_iter=1000,
+    ... )
+    >>> setup = prepare(shape, epsilon=1.0, delta=1e-6, accountant="auto", **hyper)
+    >>> (event,) = setup.fit_plan.calibrated().events
+    >>> event.kind, event.rho == setup.rho, setup.fit_plan.accountant
+    ('zcdp', True, 'zcdp')
+    """
+    epsilon, delta = check_privacy_target(
+        epsilon, delta, positive_delta="a zCDP guarantee gives no (epsilon, 0) guarantee"
+    )
+    private = not math.isinf(epsilon)
+    clip_grad = check_positive("clip_grad", clip_grad, allow_inf=True)
+    clip_obj = check_positive("clip_obj", clip_obj, allow_inf=True)
+    for name, value in (("clip_grad", clip_grad), ("clip_obj", clip_obj)):
+        if private and math.isinf(value):
+            raise ValueError(f"{name} must be finite for a private fit (epsilon < inf), got inf")
+    share = Share(selection_share, "selection_share")
+    splits = _check_real("splits", splits, 1.0, math.inf)
+    gamma = check_positive("gamma", gamma)
+    settings = _Settings(
+        clip_grad=clip_grad if private else math.inf,
+        clip_obj=clip_obj if private else math.inf,
+        gamma=gamma,
+        tau=_check_int("tau", tau, 1),
+        candidates=_check_int("candidates", candidates, 1),
+        max_step=check_positive("max_step", max_step),
+        max_iter=_check_int("max_iter", max_iter, 1),
+    )
+    _check_accountant(accountant)
+    check(problem)
+    l2 = gradient_step_l2(problem)
+    if private:
+        rho, name = zcdp_budget(epsilon, delta, accountant)
+        whole = ZCDPEvent(rho=rho, label="DP-AGD: the whole budget, spent adaptively by the fit")
+        template = PrivacyPlan((whole,), NEIGHBOURING)
+    else:
+        rho, name = math.inf, "auto"
+        template = PrivacyPlan((NonPrivateEvent(label="DP-AGD without noise"),), NEIGHBOURING)
+    return Setup(
+        fit_plan=FitPlan(template, epsilon, delta, name),
+        rho=rho,
+        clip_grad=clip_grad,
+        clip_obj=clip_obj,
+        share=share,
+        splits=splits,
+        settings=settings,
+        l2=l2,
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -578,29 +735,24 @@ def dp_agd(
         step and ``info["rho"]`` the budget charged. The report lists the
         releases actually run.
     """
-    epsilon, delta = check_privacy_target(
-        epsilon, delta, positive_delta="a zCDP guarantee gives no (epsilon, 0) guarantee"
-    )
-    private = not math.isinf(epsilon)
-    clip_grad = check_positive("clip_grad", clip_grad, allow_inf=True)
-    clip_obj = check_positive("clip_obj", clip_obj, allow_inf=True)
-    for name, value in (("clip_grad", clip_grad), ("clip_obj", clip_obj)):
-        if private and math.isinf(value):
-            raise ValueError(f"{name} must be finite for a private fit (epsilon < inf), got inf")
-    share = Share(selection_share, "selection_share")
-    splits = _check_real("splits", splits, 1.0, math.inf)
-    gamma = check_positive("gamma", gamma)
-    settings = _Settings(
-        clip_grad=clip_grad if private else math.inf,
-        clip_obj=clip_obj if private else math.inf,
+    setup = prepare(
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        clip_grad=clip_grad,
+        clip_obj=clip_obj,
+        selection_share=selection_share,
+        splits=splits,
         gamma=gamma,
-        tau=_check_int("tau", tau, 1),
-        candidates=_check_int("candidates", candidates, 1),
-        max_step=check_positive("max_step", max_step),
-        max_iter=_check_int("max_iter", max_iter, 1),
+        tau=tau,
+        candidates=candidates,
+        max_step=max_step,
+        max_iter=max_iter,
+        accountant=accountant,
     )
-    _check_accountant(accountant)
-    l2 = _smooth_penalty(problem)
+    private, settings, share, splits = setup.private, setup.settings, setup.share, setup.splits
+    clip_grad, clip_obj, rho, l2 = setup.clip_grad, setup.clip_obj, setup.rho, setup.l2
+    delta, name = setup.fit_plan.delta, setup.fit_plan.accountant
 
     assumptions = (
         *neighbouring_assumptions(NEIGHBOURING),
@@ -608,22 +760,11 @@ def dp_agd(
         f"2 C_grad), per-sample losses to [0, C_obj] with C_obj = {clip_obj:g}",
         HYPERPARAMETER_ASSUMPTION,
     )
-    label = f"DP-AGD on {problem!r}"
     if private:
-        rho, name = zcdp_budget(epsilon, delta, accountant)
         assumptions = (*assumptions, ADAPTIVE_ASSUMPTION.format(rho=rho))
-        whole = ZCDPEvent(rho=rho, label="DP-AGD: the whole budget, spent adaptively by the fit")
-        template = PrivacyPlan((whole,), NEIGHBOURING)
-    else:
-        rho, name = math.inf, "auto"
-        template = PrivacyPlan((NonPrivateEvent(label="DP-AGD without noise"),), NEIGHBOURING)
-    spent = spend(
-        template,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=name,
+    spent = setup.fit_plan.spend(
         budget=budget,
-        label=label,
+        label=f"DP-AGD on {problem!r}",
         assumptions=assumptions,
         random_state=random_state,
         secure=secure,
@@ -637,7 +778,7 @@ def dp_agd(
         per_step = rho / splits
         roles = _roles(clip_grad, clip_obj, settings.candidates + 1)
         spending = ZCDPFilter(rho, source, roles, neighbouring=NEIGHBOURING)
-        schedule = _Budget(spending, share.rest_of(per_step), share.of(per_step), gamma)
+        schedule = _Budget(spending, share.rest_of(per_step), share.of(per_step), settings.gamma)
     theta, history, records = _Descent(objective, schedule, settings).run()
     report = spent.report
     if private:
@@ -662,3 +803,14 @@ def dp_agd(
             "splits": splits,
         },
     )
+
+
+SOLVER = Solver(
+    name="dp-agd",
+    summary="private gradient descent with an adaptive per-step budget (Lee and Kifer 2018)",
+    fit=dp_agd,
+    prepare=prepare,
+    check=check,
+    estimator=EstimatorMapping(passes=None, work="max_iter", clip="clip_grad", step=False),
+    order=50,
+)

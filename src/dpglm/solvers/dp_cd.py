@@ -41,24 +41,20 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.report import collect_privacy_warnings
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import collect_privacy_warnings, neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.coordinates import (
-    HYPERPARAMETER_ASSUMPTION,
-    check_coordinate_problem,
-    check_positive,
-    coordinate_arrays,
-    neighbouring_assumptions,
-)
+from dpglm.solvers.coordinate_steps import check_coordinate_problem, coordinate_arrays
+from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.smoothness import SmoothnessSpec
+from dpglm.solvers.smoothness import DATA_LEAK, SmoothnessSpec
 
 NEIGHBOURING = "replace_one"
 
@@ -117,6 +113,158 @@ def average_iterates(start: np.ndarray, order: np.ndarray, trace: np.ndarray) ->
     np.add.at(total, coords[first], -start[coords[first]] * (K - steps[first] + 1))
     np.add.at(total, coords, trace[perm] * (following - steps))
     return total / K
+
+
+def check(problem) -> None:
+    """Raise DP-CD's refusal of ``problem``, if it has one.
+
+    DP-CD needs every record in this process (each step reads the residual
+    the previous one left), a smooth loss (coordinate-wise smoothness
+    constants) and a separable penalty (coordinate-wise proximal steps); it
+    fits an intercept.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+
+    Raises
+    ------
+    TypeError
+        The records are in row chunks (a ShardedProblem).
+    ValueError
+        The loss is not smooth or the penalty is not separable.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1Ball
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "logistic", "l1", fit_intercept=True))
+    >>> check(ProblemShape(10, 2, "squared", L1Ball(1.0)))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-CD needs a separable penalty; L1Ball(radius=1.0) is not (private Frank-Wolfe handles the L1-ball constraint)
+    """  # noqa: E501
+    problem.in_memory("DP-CD")
+    check_coordinate_problem(problem, "DP-CD")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-CD fit as :func:`prepare` validated it: its plan and the settings it runs.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The template plan (the private smoothness estimate, if any, then ``T K``
+        Gaussian coordinate updates), the target and the accountant.
+    step : float
+        ``gamma``.
+    clip : float
+        ``C`` as given (finite for a private fit).
+    rounds, round_length : int
+        ``T`` and ``K``.
+    spec : SmoothnessSpec
+        The source of ``M_j``, with the feature bounds.
+    """
+
+    fit_plan: FitPlan
+    step: float
+    clip: float
+    rounds: int
+    round_length: int
+    spec: SmoothnessSpec
+
+    @property
+    def private(self) -> bool:
+        """Whether the target is finite (noise and clipping) or the fit is non-private."""
+        return not math.isinf(self.fit_plan.epsilon)
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    passes: float,
+    step: float,
+    clip: float,
+    round_length: int | None,
+    smoothness: str,
+    feature_bounds,
+    smoothness_share: float,
+    accountant: str,
+) -> Setup:
+    """The checks of :func:`dp_cd`, in its order, and the plan it charges; no record is read.
+
+    Parameters
+    ----------
+    problem : Problem or ProblemShape
+        Only its shape is read.
+    epsilon, delta, passes, step, clip, round_length, smoothness, feature_bounds, \
+smoothness_share, accountant
+        As in :func:`dp_cd` (no defaults here: the fit function's are the ones).
+
+    Returns
+    -------
+    Setup
+        Its ``fit_plan.leaks`` holds the leak warning of ``M_j`` read from the
+        data (``smoothness="data"``, or ``"auto"`` without bounds).
+
+    Raises
+    ------
+    TypeError, ValueError
+        What :func:`dp_cd` raises before its charge, with its message.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare(
+    ...     ProblemShape(1000, 4, "squared", "l2", fit_intercept=True),
+    ...     epsilon=1.0,
+    ...     delta=1e-6,
+    ...     passes=2.0,
+    ...     step=1.0,
+    ...     clip=2.0,
+    ...     round_length=None,
+    ...     smoothness="auto",
+    ...     feature_bounds=1.0,
+    ...     smoothness_share=0.1,
+    ...     accountant="auto",
+    ... )
+    >>> (event,) = setup.fit_plan.template.events
+    >>> setup.rounds, setup.round_length, event.count, event.sensitivity, setup.fit_plan.leaks
+    (2, 5, 10, 0.004, ())
+    """
+    check(problem)
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    step = check_positive("step", step)
+    clip = check_positive("clip", clip, allow_inf=True)
+    n, n_coords = problem.n_samples, problem.n_coords
+    T, K = schedule(passes, n_coords, round_length)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    spec = SmoothnessSpec.create(
+        problem,
+        smoothness,
+        feature_bounds=feature_bounds,
+        epsilon=epsilon,
+        delta=delta,
+        share=smoothness_share,
+        neighbouring=NEIGHBOURING,
+    )
+    training = GaussianEvent(
+        noise_multiplier=1.0,
+        count=T * K,
+        sensitivity=2.0 * clip / n if private else None,
+        label="clipped partial derivative (Gaussian; sensitivity 2 C_j / n, shown for C)",
+    )
+    template = spec.plan + PrivacyPlan((training,), NEIGHBOURING)
+    # the constants read from the data are the only leak, and the mode says whether they are
+    leaks = (DATA_LEAK,) if spec.mode == "data" else ()
+    fit_plan = FitPlan(template, epsilon, delta, accountant, leaks)
+    return Setup(fit_plan, step, clip, T, K, spec)
 
 
 def _margins(problem, theta):
@@ -187,43 +335,31 @@ def dp_cd(
         ``history`` holds the iterate returned after each round (up to 100
         evenly spaced rounds).
     """
-    # every step needs the residual fresh from the previous one: the records stay in memory
-    problem = problem.in_memory("DP-CD")
-    check_coordinate_problem(problem, "DP-CD")
-    epsilon, delta = check_privacy_target(epsilon, delta)
-    step = check_positive("step", step)
-    clip = check_positive("clip", clip, allow_inf=True)
-    n, n_coords = problem.n_samples, problem.n_coords
-    T, K = schedule(passes, n_coords, round_length)
-    private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    spec = SmoothnessSpec.create(
+    setup = prepare(
         problem,
-        smoothness,
-        feature_bounds=feature_bounds,
         epsilon=epsilon,
         delta=delta,
-        share=smoothness_share,
-        neighbouring=NEIGHBOURING,
+        passes=passes,
+        step=step,
+        clip=clip,
+        round_length=round_length,
+        smoothness=smoothness,
+        feature_bounds=feature_bounds,
+        smoothness_share=smoothness_share,
+        accountant=accountant,
     )
+    step, clip, T, K, spec = setup.step, setup.clip, setup.rounds, setup.round_length, setup.spec
+    private = setup.private
+    # every step needs the residual fresh from the previous one: the records stay in memory
+    # (prepare refused row chunks; this is the access's in-memory view of its records)
+    problem = problem.in_memory("DP-CD")
+    n, n_coords = problem.n_samples, problem.n_coords
     # with public bounds, every entry is clipped to them before any kernel reads it
     problem = spec.bounded(problem)
-    training = GaussianEvent(
-        noise_multiplier=1.0,
-        count=T * K,
-        sensitivity=2.0 * clip / n if private else None,
-        label="clipped partial derivative (Gaussian; sensitivity 2 C_j / n, shown for C)",
-    )
-    template = spec.plan + PrivacyPlan((training,), NEIGHBOURING)
     # public bounds or leaked data: no draw, so nothing random happens before the charge
     with collect_privacy_warnings() as leaks:
         M = None if spec.mode == "private" else spec.estimate(problem, source=None)
-    spent = spend(
-        template,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
+    spent = setup.fit_plan.spend(
         budget=budget,
         label=f"DP-CD on {problem!r}",
         assumptions=(
@@ -297,3 +433,14 @@ def dp_cd(
             "noise_std": noise_std,
         },
     )
+
+
+SOLVER = Solver(
+    name="dp-cd",
+    summary="private randomized proximal coordinate descent (Mangold et al. 2022)",
+    fit=dp_cd,
+    prepare=prepare,
+    check=check,
+    estimator=EstimatorMapping(passes=20.0, smoothness=True),
+    order=10,
+)

@@ -59,6 +59,12 @@ new vertex and of the block's non-zero coefficients: with every block drawn,
 
 ``epsilon = inf`` runs the same code without noise or clipping.
 
+Both solvers are registered (:mod:`dpglm.solvers.registry`) as ``"dp-fw"``
+and ``"dp-bcfw"``. Their checks and their plans (:func:`prepare_dp_fw`,
+:func:`prepare_dp_bcfw`) read the problem's shape only, so a plan is known
+before any record is read, for a :class:`~dpglm.problem.Problem`, a
+``ShardedProblem`` or a :class:`~dpglm.solvers.registry.ProblemShape` alike.
+
 Examples
 --------
 >>> import numpy as np
@@ -92,18 +98,27 @@ from dpglm._kernels.frank_wolfe import noisy_vertex
 from dpglm._kernels.jit import threads_for
 from dpglm.penalties import L1Ball, NoPenalty
 from dpglm.privacy.events import NoisyMaxEvent, PrivacyPlan
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.coordinates import (
+from dpglm.solvers.fw_sampling import Elementary, make_sampling
+from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     check_positive_int,
-    neighbouring_assumptions,
 )
-from dpglm.solvers.fw_sampling import Elementary, make_sampling
+from dpglm.solvers.registry import FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
-__all__ = ["dp_bcfw", "dp_fw", "fw_plan"]
+__all__ = [
+    "Setup",
+    "check_dp_bcfw",
+    "check_dp_fw",
+    "dp_bcfw",
+    "dp_fw",
+    "fw_plan",
+    "prepare_dp_bcfw",
+    "prepare_dp_fw",
+]
 
 NEIGHBOURING = "replace_one"
 NOISES = ("gumbel", "laplace")
@@ -359,26 +374,67 @@ class _Domain:
         return labels
 
 
-def _spend(problem, domain, *, solver, n_iter, clip, noise, private, **target):
-    """Plan the fit's selections, calibrate and charge them."""
-    n = problem.n_samples
-    sensitivity = 2.0 * float(domain.radii.max()) * clip / n if private else None
-    return spend(
-        fw_plan(n_iter * domain.sampling.size, noise, sensitivity),
-        label=f"{solver} ({noise}) on {problem!r}",
-        assumptions=(
-            *neighbouring_assumptions(NEIGHBOURING),
-            "selections of different blocks in one iteration composed sequentially",
-            HYPERPARAMETER_ASSUMPTION,
-            "radius, blocks and sampling chosen independently of the data",
-        ),
-        **target,
-    )
+@dataclass(frozen=True)
+class Setup:
+    """A DP-FW or DP-BCFW fit, validated from the problem's shape: its plan and its settings.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The template plan of the fit's selections, its target and its
+        accountant (the default resolved from ``noise`` and ``delta``).
+    solver : str
+        ``"DP-FW"`` or ``"DP-BCFW"``, for messages, the label and ``info``.
+    n_iter : int
+        ``T``.
+    clip : float
+        ``C``, as given (the fit drops it when ``epsilon = inf``).
+    noise : str
+    domain : _Domain
+        The blocks, their radii and their sampling.
+    private : bool
+        Whether ``epsilon < inf``.
+    """
+
+    fit_plan: FitPlan
+    solver: str
+    n_iter: int
+    clip: float
+    noise: str
+    domain: _Domain
+    private: bool
 
 
-def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accountant,
-         random_state, secure, **domain):  # fmt: skip
-    check_fw_problem(problem, solver)
+def check_dp_fw(problem) -> None:
+    """Raise DP-FW's refusal of ``problem`` (intercept, loss, penalty); its shape is enough.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check_dp_fw(ProblemShape(10, 2, "hinge"))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-FW needs a smooth datafit; the hinge loss is not (use 'squared_hinge', or DP-SGD for the hinge loss)
+    """  # noqa: E501
+    check_fw_problem(problem, "DP-FW")
+
+
+def check_dp_bcfw(problem) -> None:
+    """Raise DP-BCFW's refusal of ``problem`` (intercept, loss, penalty); its shape is enough.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check_dp_bcfw(ProblemShape(10, 2, "squared", fit_intercept=True))
+    Traceback (most recent call last):
+    ...
+    ValueError: fit_intercept must be False for DP-BCFW: every coordinate lies in an L1 ball and an unconstrained intercept has no vertices (centre y, or add a constant column, which the ball then constrains)
+    """  # noqa: E501
+    check_fw_problem(problem, "DP-BCFW")
+
+
+def _prepare(problem, *, solver, epsilon, delta, n_iter, clip, noise, accountant, **domain):
+    """The checks after the problem's, in the fit's order, and the plan; no record is read."""
     epsilon, delta = check_privacy_target(epsilon, delta)
     n_iter = check_positive_int("n_iter", n_iter)
     clip = check_positive("clip", clip, allow_inf=True)
@@ -391,17 +447,137 @@ def _fit(problem, *, solver, epsilon, delta, n_iter, clip, noise, budget, accoun
     private = not math.isinf(epsilon)
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    spent = _spend(
-        problem, domain, solver=solver, n_iter=n_iter, clip=clip, noise=noise, private=private,
-        epsilon=epsilon, delta=delta, accountant=accountant, budget=budget,
-        random_state=random_state, secure=secure,
-    )  # fmt: skip
+    # n is public (replace-one neighbours): the sensitivity is known before any record
+    sensitivity = 2.0 * float(domain.radii.max()) * clip / problem.n_samples if private else None
+    template = fw_plan(n_iter * domain.sampling.size, noise, sensitivity)
+    return Setup(
+        FitPlan(template, epsilon, delta, accountant),
+        solver=solver,
+        n_iter=n_iter,
+        clip=clip,
+        noise=noise,
+        domain=domain,
+        private=private,
+    )
+
+
+def prepare_dp_fw(problem, *, epsilon, delta, radius, n_iter, clip, noise, accountant) -> Setup:
+    """The checks of :func:`dp_fw`, in its order, and the plan it will charge.
+
+    Reads the problem's shape only (a :class:`~dpglm.problem.Problem`, a
+    :class:`~dpglm.distributed.data_parallel.ShardedProblem` or a
+    :class:`~dpglm.solvers.registry.ProblemShape`); the keywords are those of
+    :func:`dp_fw`, which gives them all.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare_dp_fw(
+    ...     ProblemShape(100, 4, "squared"),
+    ...     epsilon=1.0,
+    ...     delta=0.0,
+    ...     radius=2.0,
+    ...     n_iter=10,
+    ...     clip=1.0,
+    ...     noise="laplace",
+    ...     accountant=None,
+    ... )
+    >>> (event,) = setup.fit_plan.template.events
+    >>> event.count, event.sensitivity, setup.fit_plan.accountant
+    (10, 0.04, 'basic')
+    """
+    check_dp_fw(problem)
+    return _prepare(
+        problem,
+        solver="DP-FW",
+        epsilon=epsilon,
+        delta=delta,
+        radius=radius,
+        blocks=1,
+        sampling=Elementary(1),
+        tau=None,
+        parties=None,
+        n_iter=n_iter,
+        clip=clip,
+        noise=noise,
+        accountant=accountant,
+    )
+
+
+def prepare_dp_bcfw(
+    problem, *, epsilon, delta, radius, blocks, sampling, tau, parties, n_iter, clip, noise,
+    accountant,
+) -> Setup:  # fmt: skip
+    """The checks of :func:`dp_bcfw`, in its order, and the plan it will charge.
+
+    Reads the problem's shape only, as :func:`prepare_dp_fw`; the keywords
+    are those of :func:`dp_bcfw`, which gives them all.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare_dp_bcfw(
+    ...     ProblemShape(100, 6, "squared"),
+    ...     epsilon=1.0,
+    ...     delta=1e-6,
+    ...     radius=1.0,
+    ...     blocks=3,
+    ...     sampling="tau-nice",
+    ...     tau=2,
+    ...     parties=None,
+    ...     n_iter=10,
+    ...     clip=1.0,
+    ...     noise="gumbel",
+    ...     accountant=None,
+    ... )
+    >>> setup.fit_plan.template.events[0].count, setup.fit_plan.accountant
+    (20, 'auto')
+    """
+    check_dp_bcfw(problem)
+    return _prepare(
+        problem,
+        solver="DP-BCFW",
+        epsilon=epsilon,
+        delta=delta,
+        radius=radius,
+        blocks=problem.n_features if blocks is None else blocks,
+        sampling=sampling,
+        tau=tau,
+        parties=parties,
+        n_iter=n_iter,
+        clip=clip,
+        noise=noise,
+        accountant=accountant,
+    )
+
+
+def _spend(problem, setup, *, budget, random_state, secure):
+    """Calibrate and charge the fit's selections."""
+    return setup.fit_plan.spend(
+        budget=budget,
+        label=f"{setup.solver} ({setup.noise}) on {problem!r}",
+        assumptions=(
+            *neighbouring_assumptions(NEIGHBOURING),
+            "selections of different blocks in one iteration composed sequentially",
+            HYPERPARAMETER_ASSUMPTION,
+            "radius, blocks and sampling chosen independently of the data",
+        ),
+        warnings=setup.fit_plan.leaks,
+        random_state=random_state,
+        secure=secure,
+    )
+
+
+def _fit(problem, setup, *, budget, random_state, secure):
+    solver, n_iter, noise, domain = setup.solver, setup.n_iter, setup.noise, setup.domain
+    spent = _spend(problem, setup, budget=budget, random_state=random_state, secure=secure)
     source = spent.source  # keyed to the charge: no two fits of one budget share noise
     # the budget is charged: only now is the data read for training
     selection = spent.release(0)
     # one record moves the score -<g, s> of a vertex s = +-r_b e_j by at most 2 r_b C / n
+    clip = setup.clip
     scales = selection.scale(2.0, domain.radii, clip, over=problem.n_samples)
-    if not private:
+    if not setup.private:
         clip = math.inf
     steps = 2.0 / (domain.sampling.p_min * np.arange(n_iter) + 2.0)
     # the margins live with the problem's records: in memory, or on its row chunks
@@ -492,24 +668,17 @@ def dp_fw(
     >>> np.round(fit.coef, 2)  # the optimum is (0.5, -0.5)
     array([ 0.5, -0.5])
     """
-    return _fit(
+    setup = prepare_dp_fw(
         problem,
-        solver="DP-FW",
         epsilon=epsilon,
         delta=delta,
         radius=radius,
-        blocks=1,
-        sampling=Elementary(1),
-        tau=None,
-        parties=None,
         n_iter=n_iter,
         clip=clip,
         noise=noise,
-        budget=budget,
         accountant=accountant,
-        random_state=random_state,
-        secure=secure,
     )
+    return _fit(problem, setup, budget=budget, random_state=random_state, secure=secure)
 
 
 def dp_bcfw(
@@ -586,21 +755,41 @@ def dp_bcfw(
     >>> np.round(fit.coef, 1), fit.info["p_min"]
     (array([ 1.,  0.,  0., -1.,  0.,  0.]), 0.5)
     """
-    return _fit(
+    setup = prepare_dp_bcfw(
         problem,
-        solver="DP-BCFW",
         epsilon=epsilon,
         delta=delta,
         radius=radius,
-        blocks=problem.n_features if blocks is None else blocks,
+        blocks=blocks,
         sampling=sampling,
         tau=tau,
         parties=parties,
         n_iter=n_iter,
         clip=clip,
         noise=noise,
-        budget=budget,
         accountant=accountant,
-        random_state=random_state,
-        secure=secure,
     )
+    return _fit(problem, setup, budget=budget, random_state=random_state, secure=secure)
+
+
+SOLVER = (
+    Solver(
+        name="dp-fw",
+        summary="private Frank-Wolfe on the L1 ball (Talwar, Thakurta and Zhang 2015)",
+        fit=dp_fw,
+        prepare=prepare_dp_fw,
+        check=check_dp_fw,
+        estimator=None,
+        order=70,
+    ),
+    Solver(
+        name="dp-bcfw",
+        summary="private block-coordinate Frank-Wolfe on a product of L1 balls, BCFW-AS "
+        "(Lou and Cheung 2018)",
+        fit=dp_bcfw,
+        prepare=prepare_dp_bcfw,
+        check=check_dp_bcfw,
+        estimator=None,
+        order=80,
+    ),
+)

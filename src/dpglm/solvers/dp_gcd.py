@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -76,19 +76,17 @@ from dpglm._kernels.greedy import GS_Q, GS_R, GS_S, greedy_select
 from dpglm._kernels.jit import threads_for
 from dpglm.privacy.events import GaussianEvent, LaplaceEvent, NoisyMaxEvent, PrivacyPlan
 from dpglm.privacy.releases import Release
-from dpglm.privacy.report import collect_privacy_warnings
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import collect_privacy_warnings, neighbouring_assumptions
 from dpglm.privacy.targets import Share, check_privacy_target
-from dpglm.solvers.coordinates import (
+from dpglm.solvers.coordinate_steps import check_coordinate_problem, coordinate_arrays
+from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
-    check_coordinate_problem,
     check_positive,
     check_positive_int,
-    coordinate_arrays,
-    neighbouring_assumptions,
 )
+from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.smoothness import SmoothnessSpec
+from dpglm.solvers.smoothness import DATA_LEAK, SmoothnessSpec
 
 NEIGHBOURING = "replace_one"
 RULES = {"gs-s": GS_S, "gs-r": GS_R, "gs-q": GS_Q}
@@ -136,9 +134,200 @@ def greedy_plan(n_iter: int, noise: str, selection_share: float, delta_score, de
 
 
 def _labelled(event, label):
-    from dataclasses import replace
-
     return replace(event, label=label)
+
+
+def _sensitivities(private: bool, clip: float, n: int, smoothness) -> tuple:
+    """``(Delta_score, Delta_grad)`` for the report, or Nones when ``tr M`` is not known yet.
+
+    Every rule's score moves by at most ``2 C / (n sqrt(tr M))``, a partial
+    derivative by ``2 C_j / n`` (shown for ``C``); a non-private fit has none.
+    """
+    if not private or smoothness is None:
+        return None, None
+    return 2.0 * clip / (n * math.sqrt(smoothness.sum())), 2.0 * clip / n
+
+
+def _template(spec, n_iter, noise, selection_share, sensitivities) -> PrivacyPlan:
+    """The private smoothness estimate's events (if any), then the steps' (:func:`greedy_plan`)."""
+    return spec.plan + greedy_plan(n_iter, noise, selection_share, *sensitivities)
+
+
+def check(problem) -> None:
+    """Raise DP-GCD's refusal of ``problem``, if it has one.
+
+    DP-GCD needs a smooth loss (coordinate-wise smoothness constants) and a
+    separable penalty (coordinate-wise proximal steps); it fits an intercept,
+    and runs on records in memory or in row chunks (a ShardedProblem).
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its datafit and penalty are read.
+
+    Raises
+    ------
+    ValueError
+        The loss is not smooth or the penalty is not separable.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "logistic", "l1", fit_intercept=True, chunked=True))
+    >>> check(ProblemShape(10, 2, "hinge"))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-GCD needs a smooth loss; the hinge loss has no coordinate-wise smoothness constant (use 'squared_hinge', or DP-SGD for the hinge loss)
+    """  # noqa: E501
+    check_coordinate_problem(problem, "DP-GCD")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-GCD fit as :func:`prepare` validated it: its plan and the settings it runs.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The template plan (the private smoothness estimate, if any, then a
+        selection and an update per step), the target and the accountant
+        (``"advanced"`` by default in paper mode).
+    step : float
+        ``gamma``.
+    clip : float
+        ``C`` as given (finite for a private fit).
+    n_iter : int
+        ``T``.
+    noise : {"tight", "paper"}
+    selection_share : float
+        The selection's share of each step's budget.
+    rule_code : int
+        The greedy rule, ``"auto"`` resolved.
+    spec : SmoothnessSpec
+        The source of ``M_j``, with the feature bounds.
+    smoothness : ndarray or None
+        ``M_j`` when public (``"bounds"``), known before the charge; else None.
+    """
+
+    fit_plan: FitPlan
+    step: float
+    clip: float
+    n_iter: int
+    noise: str
+    selection_share: float
+    rule_code: int
+    spec: SmoothnessSpec
+    smoothness: np.ndarray | None
+
+    @property
+    def private(self) -> bool:
+        """Whether the target is finite (noise and clipping) or the fit is non-private."""
+        return not math.isinf(self.fit_plan.epsilon)
+
+    def template(self, n_samples: int, smoothness) -> PrivacyPlan:
+        """The template plan, its events showing the sensitivities ``M_j`` gives.
+
+        Accounting ignores sensitivities: whatever ``M_j``, this is the plan of
+        :attr:`fit_plan`, event for event.
+        """
+        sensitivities = _sensitivities(self.private, self.clip, n_samples, smoothness)
+        return _template(self.spec, self.n_iter, self.noise, self.selection_share, sensitivities)
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    n_iter: int,
+    step: float,
+    clip: float,
+    rule: str,
+    noise: str,
+    selection_share: float,
+    smoothness: str,
+    feature_bounds,
+    smoothness_share: float,
+    accountant: str | None,
+) -> Setup:
+    """The checks of :func:`dp_gcd`, in its order, and the plan it charges; no record is read.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+    epsilon, delta, n_iter, step, clip, rule, noise, selection_share, smoothness, \
+feature_bounds, smoothness_share, accountant
+        As in :func:`dp_gcd` (no defaults here: the fit function's are the ones).
+
+    Returns
+    -------
+    Setup
+        Its ``fit_plan.leaks`` holds the leak warning of ``M_j`` read from the
+        data (``smoothness="data"``, or ``"auto"`` without bounds). Its
+        template shows the sensitivities when ``M_j`` is public; with ``M_j``
+        read from the data the fit shows them once it has read them.
+
+    Raises
+    ------
+    TypeError, ValueError
+        What :func:`dp_gcd` raises before its charge, with its message.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare(
+    ...     ProblemShape(1000, 4, "squared", L1(0.1)),
+    ...     epsilon=1.0,
+    ...     delta=1e-6,
+    ...     n_iter=10,
+    ...     step=1.0,
+    ...     clip=2.0,
+    ...     rule="auto",
+    ...     noise="paper",
+    ...     selection_share=0.5,
+    ...     smoothness="bounds",
+    ...     feature_bounds=0.5,
+    ...     smoothness_share=0.1,
+    ...     accountant=None,
+    ... )
+    >>> [(e.kind, e.count, e.sensitivity) for e in setup.fit_plan.template.events]
+    [('noisy_max', 10, 0.004), ('laplace', 10, 0.004)]
+    >>> _rule_name(setup.rule_code), setup.fit_plan.accountant, setup.fit_plan.leaks
+    ('gs-r', 'advanced', ())
+    """
+    check(problem)
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    step = check_positive("step", step)
+    clip = check_positive("clip", clip, allow_inf=True)
+    n_iter = check_positive_int("n_iter", n_iter)
+    if noise not in NOISE_MODES:
+        raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
+    share = Share(selection_share, "selection_share")
+    rule_code = _rule_code(rule, problem)
+    if accountant is None:
+        accountant = "advanced" if noise == "paper" else "auto"
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    spec = SmoothnessSpec.create(
+        problem,
+        smoothness,
+        feature_bounds=feature_bounds,
+        epsilon=epsilon,
+        delta=delta,
+        share=smoothness_share,
+        neighbouring=NEIGHBOURING,
+    )
+    # M_j from public bounds reads no record (nor warns); from the data it is known only
+    # once the fit reads it, and privately only after the charge
+    public = spec.estimate(problem, source=None) if spec.mode == "bounds" else None
+    sensitivities = _sensitivities(private, clip, problem.n_samples, public)
+    template = _template(spec, n_iter, noise, share.value, sensitivities)
+    leaks = (DATA_LEAK,) if spec.mode == "data" else ()
+    fit_plan = FitPlan(template, epsilon, delta, accountant, leaks)
+    return Setup(fit_plan, step, clip, n_iter, noise, share.value, rule_code, spec, public)
 
 
 def dp_gcd(
@@ -202,48 +391,39 @@ def dp_gcd(
     FitResult
         ``history`` holds the iterate at up to 100 evenly spaced steps.
     """
-    check_coordinate_problem(problem, "DP-GCD")
-    epsilon, delta = check_privacy_target(epsilon, delta)
-    step = check_positive("step", step)
-    clip = check_positive("clip", clip, allow_inf=True)
-    n_iter = check_positive_int("n_iter", n_iter)
-    if noise not in NOISE_MODES:
-        raise ValueError(f"noise must be one of {NOISE_MODES}, got {noise!r}")
-    share = Share(selection_share, "selection_share")
-    rule_code = _rule_code(rule, problem)
-    if accountant is None:
-        accountant = "advanced" if noise == "paper" else "auto"
-    n, p = problem.n_samples, problem.n_features
-    private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    spec = SmoothnessSpec.create(
+    setup = prepare(
         problem,
-        smoothness,
-        feature_bounds=feature_bounds,
         epsilon=epsilon,
         delta=delta,
-        share=smoothness_share,
-        neighbouring=NEIGHBOURING,
+        n_iter=n_iter,
+        step=step,
+        clip=clip,
+        rule=rule,
+        noise=noise,
+        selection_share=selection_share,
+        smoothness=smoothness,
+        feature_bounds=feature_bounds,
+        smoothness_share=smoothness_share,
+        accountant=accountant,
     )
+    step, clip, n_iter, spec = setup.step, setup.clip, setup.n_iter, setup.spec
+    rule_code = setup.rule_code
+    n, p = problem.n_samples, problem.n_features
+    private = setup.private
     # with public bounds, every entry is clipped to them before any kernel reads it
     problem = spec.bounded(problem)
     # M_j from the problem's column statistics, wherever its records are (a partial adds
     # no frame: a leak warning still points at the caller of dp_gcd)
     estimate = functools.partial(spec.estimate, problem)
-    # public bounds or leaked data: no draw, so nothing random happens before the charge
+    # leaked data: no draw, so nothing random happens before the charge
     with collect_privacy_warnings() as leaks:
-        M = None if spec.mode == "private" else estimate(source=None)
-    # sensitivities for the report, when tr M is known before the fit (public or leaked)
-    delta_score = delta_grad = None
-    if private and M is not None:
-        delta_score, delta_grad = 2.0 * clip / (n * math.sqrt(M.sum())), 2.0 * clip / n
-    template = spec.plan + greedy_plan(n_iter, noise, share.value, delta_score, delta_grad)
-    spent = spend(
-        template,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
+        M = estimate(source=None) if spec.mode == "data" else setup.smoothness
+    fit_plan = setup.fit_plan
+    if spec.mode == "data":
+        # the report shows the sensitivities tr M gives, read from the data with the
+        # leak warned above; the plan's accounting is prepare's (it ignores sensitivities)
+        fit_plan = replace(fit_plan, template=setup.template(n, M))
+    spent = fit_plan.spend(
         budget=budget,
         label=f"DP-GCD ({noise}) on {problem!r}",
         assumptions=(
@@ -360,3 +540,14 @@ def _rule_code(rule, problem):
 
 def _rule_name(code):
     return {v: k for k, v in RULES.items()}[code]
+
+
+SOLVER = Solver(
+    name="dp-gcd",
+    summary="private greedy (proximal) coordinate descent (Mangold et al. 2023)",
+    fit=dp_gcd,
+    prepare=prepare,
+    check=check,
+    estimator=EstimatorMapping(passes=20, work="n_iter", unit="greedy steps", smoothness=True),
+    order=20,
+)

@@ -59,19 +59,20 @@ True
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.coordinates import (
+from dpglm.solvers.dp_agd import gradient_step_l2
+from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     check_positive_int,
-    neighbouring_assumptions,
 )
-from dpglm.solvers.dp_agd import gradient_step_l2
+from dpglm.solvers.registry import FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 NEIGHBOURING = "replace_one"
@@ -106,16 +107,125 @@ def gradient_plan(n_iter: int, clip: float) -> PrivacyPlan:
     return PrivacyPlan((event,), NEIGHBOURING)
 
 
-def _l2_strengths(problem) -> np.ndarray:
-    """``lambda_j`` of every coefficient, refusing penalties a plain gradient step cannot take."""
-    l2 = gradient_step_l2(problem)
-    if l2 is None:
+def check(problem) -> None:
+    """Refuse the penalties a plain gradient step cannot take, with the fit's message.
+
+    Reads the problem's shape only (penalty, ``n_features``): a
+    :class:`~dpglm.problem.Problem`, a
+    :class:`~dpglm.distributed.data_parallel.ShardedProblem` (DP-GD runs on row
+    chunks) or a :class:`~dpglm.solvers.registry.ProblemShape`. Every datafit is
+    taken (the hinge loss by its subgradient).
+
+    Raises
+    ------
+    ValueError
+        A penalty with an L1 part, bounds or no separable form.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1, L2
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "hinge", L2(0.1))) is None
+    True
+    >>> check(ProblemShape(10, 2, "squared", L1(0.1)))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-GD takes no penalty or an L2 penalty; L1(alpha=0.1) has an L1 part, bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)
+    """  # noqa: E501
+    if gradient_step_l2(problem) is None:
         raise ValueError(
             f"DP-GD takes no penalty or an L2 penalty; {problem.penalty!r} has an L1 part, "
             "bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps "
             "handle it)"
         )
-    return l2
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-GD fit's validated settings and the plan it charges, from the problem's shape.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        ``T`` Gaussian releases of one multiplier (:func:`gradient_plan`).
+    n_iter : int
+        ``T``.
+    step : float
+    clip : float
+        ``C``; inf without privacy (no clipping).
+    l2 : ndarray
+        ``lambda_j`` of every coefficient.
+    """
+
+    fit_plan: FitPlan
+    n_iter: int
+    step: float
+    clip: float
+    l2: np.ndarray = field(compare=False, repr=False)
+
+    @property
+    def private(self) -> bool:
+        """Whether the fit adds noise (``epsilon < inf``)."""
+        return not math.isinf(self.fit_plan.epsilon)
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    n_iter: int,
+    step: float,
+    clip: float,
+    accountant: str,
+) -> Setup:
+    """The checks of :func:`dp_gd`, in its order, and the plan it charges; no record is read.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+    epsilon, delta : float
+    n_iter, step, clip
+    accountant : str
+        As :func:`dp_gd` takes them; no defaults here, the fit's are the defaults
+        (:meth:`~dpglm.solvers.registry.Solver.plan` passes them).
+
+    Returns
+    -------
+    Setup
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> shape = ProblemShape(2000, 5, "logistic", "l2")
+    >>> setup = prepare(
+    ...     shape, epsilon=1.0, delta=1e-6, n_iter=50, step=1.0, clip=0.5, accountant="auto"
+    ... )
+    >>> (event,) = setup.fit_plan.calibrated().events
+    >>> event.kind, event.count, event.sensitivity, event.noise_multiplier > 1
+    ('gaussian', 50, 1.0, True)
+    """
+    epsilon, delta = check_privacy_target(
+        epsilon, delta, positive_delta="Gaussian noise gives no (epsilon, 0) guarantee"
+    )
+    T = check_positive_int("n_iter", n_iter)
+    step = check_positive("step", step)
+    clip = check_positive("clip", clip, allow_inf=True)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    if not isinstance(accountant, str):
+        raise ValueError(f"accountant must be a str, got {accountant!r}")
+    clip = clip if private else math.inf
+    check(problem)
+    return Setup(
+        fit_plan=FitPlan(gradient_plan(T, clip), epsilon, delta, accountant),
+        n_iter=T,
+        step=step,
+        clip=clip,
+        l2=gradient_step_l2(problem),
+    )
 
 
 def dp_gd(
@@ -188,30 +298,23 @@ def dp_gd(
     >>> fit.info["noise_std"] == fit.info["noise_multiplier"] * 2 * 0.5
     True
     """
-    epsilon, delta = check_privacy_target(
-        epsilon, delta, positive_delta="Gaussian noise gives no (epsilon, 0) guarantee"
+    setup = prepare(
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        n_iter=n_iter,
+        step=step,
+        clip=clip,
+        accountant=accountant,
     )
-    T = check_positive_int("n_iter", n_iter)
-    step = check_positive("step", step)
-    clip = check_positive("clip", clip, allow_inf=True)
-    private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    if not isinstance(accountant, str):
-        raise ValueError(f"accountant must be a str, got {accountant!r}")
-    clip = clip if private else math.inf
-    l2 = _l2_strengths(problem)
+    private, T, step, clip, l2 = setup.private, setup.n_iter, setup.step, setup.clip, setup.l2
     assumptions = (*neighbouring_assumptions(NEIGHBOURING),)
     if private:
         assumptions += (
             f"per-sample gradients clipped to L2 norm C = {clip:g} (sensitivity 2 C of the "
             f"gradient sum); the same noise on each of the T = {T} releases (fixed budget split)",
         )
-    spent = spend(
-        gradient_plan(T, clip),
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
+    spent = setup.fit_plan.spend(
         budget=budget,
         label=f"DP-GD on {problem!r}",
         assumptions=(*assumptions, HYPERPARAMETER_ASSUMPTION),
@@ -250,3 +353,17 @@ def dp_gd(
             "noise_std": release.scale(),
         },
     )
+
+
+SOLVER = Solver(
+    name="dp-gd",
+    summary=(
+        "private full-batch gradient descent with a fixed budget split, the baseline of "
+        "DP-AGD (Lee and Kifer 2018)"
+    ),
+    fit=dp_gd,
+    prepare=prepare,
+    check=check,
+    estimator=None,
+    order=60,
+)

@@ -113,6 +113,7 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -123,23 +124,20 @@ from dpglm.datafits import HINGE, LOGISTIC, SQUARED, SQUARED_HINGE
 from dpglm.penalties import L2
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.releases import Release
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.coordinates import (
-    HYPERPARAMETER_ASSUMPTION,
-    check_positive,
-    neighbouring_assumptions,
-)
 from dpglm.solvers.dp_sgd import (
     NEIGHBOURING,
     BatchSampler,
-    _check_batch_size,
-    _check_sampling,
-    _chunk_steps,
-    _sampling_assumptions,
+    check_batch_size,
+    check_sampling,
+    chunk_steps,
+    sampling_assumptions,
     schedule,
     training_event,
 )
+from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 #: the datafits DP-SCD handles (the kernels' dual steps)
@@ -179,10 +177,37 @@ def update_sensitivity(clip: float, batch_size: int, sampling: str, sequential: 
     return 2.0 * math.sqrt(2.0) * clip
 
 
-def check_scd_problem(problem) -> float:
-    """Refuse what DP-SCD cannot fit; return ``lambda`` (the L2 penalty's ``alpha``)."""
+def check(problem) -> None:
+    """Raise DP-SCD's refusal of ``problem``, if it has one.
+
+    DP-SCD (and SeqDP-SCD) fits an in-memory problem with the squared,
+    logistic, hinge or squared hinge loss, an ``L2(alpha)`` penalty with
+    ``alpha > 0`` and no intercept.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+
+    Raises
+    ------
+    TypeError
+        The records are in row chunks (a ShardedProblem).
+    ValueError
+        The penalty, the loss or the intercept.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "hinge", L2(0.1)))
+    >>> check(ProblemShape(10, 2, "squared", L1(0.1)))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-SCD needs an L2 penalty (its dual is defined through lambda/2 ||w||^2); got penalty L1(alpha=0.1)
+    """  # noqa: E501
     # every batch needs the shared vector fresh from the previous one: the records stay here
-    problem = problem.in_memory("DP-SCD")
+    problem.in_memory("DP-SCD")
     penalty = problem.penalty
     if type(penalty) is not L2:
         raise ValueError(
@@ -202,7 +227,115 @@ def check_scd_problem(problem) -> float:
             "unit norm, and a constant feature scaled into that bound would be penalised; "
             "use fit_intercept=False"
         )
-    return float(penalty.alpha)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-SCD fit as :func:`prepare` validated it: its plan and the settings it runs.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The template plan (one sampled Gaussian event of ``steps`` releases),
+        the target and the accountant.
+    clip : float
+        ``C``; ``inf`` when ``epsilon = inf`` (no scaling).
+    batch_size : int
+        ``L``.
+    sampling : {"poisson", "without_replacement"}
+    sequential : bool
+        SeqDP-SCD.
+    steps : int
+        ``T``.
+    lam : float
+        ``lambda``, the L2 penalty's ``alpha``.
+    sensitivity : float
+        Of one batch update of ``(alpha, v)`` (:func:`update_sensitivity`).
+    """
+
+    fit_plan: FitPlan
+    clip: float
+    batch_size: int
+    sampling: str
+    sequential: bool
+    steps: int
+    lam: float
+    sensitivity: float
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    passes: float,
+    batch_size: int,
+    clip: float,
+    sampling: str,
+    sequential: bool,
+    accountant: str,
+) -> Setup:
+    """The checks of :func:`dp_scd`, in its order, and the plan it charges; no record is read.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+    epsilon, delta, passes, batch_size, clip, sampling, sequential, accountant
+        As in :func:`dp_scd` (no defaults here: the fit function's are the ones).
+
+    Returns
+    -------
+    Setup
+
+    Raises
+    ------
+    TypeError, ValueError
+        What :func:`dp_scd` raises before its charge, with its message.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare(
+    ...     ProblemShape(2000, 5, "logistic", L2(0.01)),
+    ...     epsilon=1.0,
+    ...     delta=1e-6,
+    ...     passes=5,
+    ...     batch_size=100,
+    ...     clip=0.5,
+    ...     sampling="without_replacement",
+    ...     sequential=True,
+    ...     accountant="auto",
+    ... )
+    >>> (event,) = setup.fit_plan.template.events
+    >>> setup.steps, event.count, event.rate, round(event.sensitivity, 4)
+    (100, 100, 0.05, 100.4988)
+    """
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    clip = check_positive("clip", clip, allow_inf=True)
+    sampling = check_sampling(sampling)
+    if not isinstance(sequential, bool | np.bool_):
+        raise TypeError(f"sequential must be a bool, got {sequential!r}")
+    if sequential and sampling != "without_replacement":
+        raise ValueError(
+            "sequential=True (SeqDP-SCD) needs sampling='without_replacement': its "
+            "sensitivity 2 C sqrt(L (L + 1)) holds for batches of exactly L records"
+        )
+    check(problem)
+    lam = float(problem.penalty.alpha)
+    n = problem.n_samples
+    batch_size = check_batch_size(batch_size, n)
+    T = schedule(passes, n, batch_size)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    clip = clip if private else math.inf
+    sens = update_sensitivity(clip, batch_size, sampling, sequential)
+    label = f"scaled dual coordinate updates (alpha, v) over a {sampling} batch"
+    event = training_event(sampling, n, batch_size, T, sens, label=label)
+    template = PrivacyPlan((event,), NEIGHBOURING)
+    fit_plan = FitPlan(template, epsilon, delta, accountant)
+    return Setup(fit_plan, clip, batch_size, sampling, sequential, T, lam, sens)
 
 
 def row_scales(X) -> np.ndarray:
@@ -307,7 +440,7 @@ def _train(steps: _Steps, sampler: BatchSampler, source, T, release, lambda_n) -
     p = steps.v.shape[0]
     history = History.empty(p)
     marks = History.checkpoints(T)
-    chunk = _chunk_steps(p, sampler.batch_size, T)
+    chunk = chunk_steps(p, sampler.batch_size, T)
     for first in range(0, T, chunk):
         size = min(chunk, T - first)
         counts, rows = sampler.draw(source, size)
@@ -374,39 +507,27 @@ def dp_scd(
         Coefficients for normalised rows; ``history`` holds ``v / (lambda N)``
         at up to 100 evenly spaced steps.
     """
-    epsilon, delta = check_privacy_target(epsilon, delta)
-    clip = check_positive("clip", clip, allow_inf=True)
-    sampling = _check_sampling(sampling)
-    if not isinstance(sequential, bool | np.bool_):
-        raise TypeError(f"sequential must be a bool, got {sequential!r}")
-    if sequential and sampling != "without_replacement":
-        raise ValueError(
-            "sequential=True (SeqDP-SCD) needs sampling='without_replacement': its "
-            "sensitivity 2 C sqrt(L (L + 1)) holds for batches of exactly L records"
-        )
-    lam = check_scd_problem(problem)
-    n = problem.n_samples
-    batch_size = _check_batch_size(batch_size, n)
-    T = schedule(passes, n, batch_size)
-    private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    clip = clip if private else math.inf
-    sens = update_sensitivity(clip, batch_size, sampling, sequential)
-    name = "SeqDP-SCD" if sequential else "DP-SCD"
-    label = f"scaled dual coordinate updates (alpha, v) over a {sampling} batch"
-    event = training_event(sampling, n, batch_size, T, sens, label=label)
-    template = PrivacyPlan((event,), NEIGHBOURING)
-    spent = spend(
-        template,
+    setup = prepare(
+        problem,
         epsilon=epsilon,
         delta=delta,
+        passes=passes,
+        batch_size=batch_size,
+        clip=clip,
+        sampling=sampling,
+        sequential=sequential,
         accountant=accountant,
+    )
+    clip, batch_size, sampling, T = setup.clip, setup.batch_size, setup.sampling, setup.steps
+    lam, sens, private = setup.lam, setup.sensitivity, not math.isinf(setup.fit_plan.epsilon)
+    n = problem.n_samples
+    name = "SeqDP-SCD" if sequential else "DP-SCD"
+    spent = setup.fit_plan.spend(
         budget=budget,
         label=f"{name} ({sampling}) on {problem!r}",
         assumptions=(
             *neighbouring_assumptions(NEIGHBOURING),
-            *_sampling_assumptions(sampling, n, batch_size),
+            *sampling_assumptions(sampling, n, batch_size),
             NORMALISATION,
             *(() if sampling == "poisson" else (DUAL_RELEASED_WITHOUT_REPLACEMENT,)),
             HYPERPARAMETER_ASSUMPTION,
@@ -447,3 +568,15 @@ def dp_scd(
             "lambda": lam,
         },
     )
+
+
+SOLVER = Solver(
+    name="dp-scd",
+    summary="private stochastic dual coordinate descent and SeqDP-SCD (Damaskinos et al. 2021)",
+    fit=dp_scd,
+    prepare=prepare,
+    check=check,
+    estimator=EstimatorMapping(passes=10.0, step=False, batch_size=True),
+    order=40,
+    row_normalised=True,
+)

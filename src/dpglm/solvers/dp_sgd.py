@@ -63,6 +63,7 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import binom
@@ -70,13 +71,10 @@ from scipy.stats import binom
 from dpglm._kernels.stochastic import distinct_subsets
 from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
 from dpglm.privacy.releases import Release
-from dpglm.privacy.spending import spend
+from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.coordinates import (
-    HYPERPARAMETER_ASSUMPTION,
-    check_positive,
-    neighbouring_assumptions,
-)
+from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 #: the neighbouring relation of every dpglm plan (``n`` is public)
@@ -208,7 +206,8 @@ def training_event(
     )
 
 
-def _sampling_assumptions(sampling: str, n: int, batch_size: int) -> tuple:
+def sampling_assumptions(sampling: str, n: int, batch_size: int) -> tuple:
+    """What the guarantee of a sampled fit assumes about its batches (DP-SGD, DP-SCD)."""
     if sampling == "poisson":
         return (
             f"records sampled by Poisson sampling with rate q = {batch_size / n:.6g} = "
@@ -221,7 +220,8 @@ def _sampling_assumptions(sampling: str, n: int, batch_size: int) -> tuple:
     )
 
 
-def _check_batch_size(batch_size, n: int) -> int:
+def check_batch_size(batch_size, n: int) -> int:
+    """``batch_size`` as an int in ``[1, n]``, or an error naming it."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
         raise TypeError(f"batch_size must be an int, got {batch_size!r}")
     if not 1 <= batch_size <= n:
@@ -229,20 +229,19 @@ def _check_batch_size(batch_size, n: int) -> int:
     return int(batch_size)
 
 
-def _check_sampling(sampling) -> str:
+def check_sampling(sampling) -> str:
+    """``sampling`` if it is one of :data:`SAMPLING`, else a ``ValueError``."""
     if not isinstance(sampling, str) or sampling not in SAMPLING:
         raise ValueError(f"sampling must be one of {SAMPLING}, got {sampling!r}")
     return sampling
 
 
 def _penalty_arrays(problem) -> tuple:
-    """``(l1, l2, lo, hi)`` of every coordinate; the intercept's leave it free."""
+    """``(l1, l2, lo, hi)`` of every coordinate; the intercept's leave it free.
+
+    The penalty is separable (:func:`check`).
+    """
     penalty = problem.penalty
-    if not penalty.separable:
-        raise ValueError(
-            f"DP-SGD needs a separable penalty (its prox is taken coordinate-wise); "
-            f"{penalty!r} is not"
-        )
     n_coords, p = problem.n_coords, problem.n_features
     l1, l2 = np.zeros(n_coords), np.zeros(n_coords)
     lo, hi = np.full(n_coords, -math.inf), np.full(n_coords, math.inf)
@@ -250,7 +249,137 @@ def _penalty_arrays(problem) -> tuple:
     return l1, l2, lo, hi
 
 
-def _chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
+def check(problem) -> None:
+    """Raise DP-SGD's refusal of ``problem``, if it has one.
+
+    DP-SGD fits any datafit (the hinge loss by its subgradient), with or
+    without an intercept, in memory or on row chunks; it refuses a penalty
+    whose prox is not taken coordinate-wise.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its penalty is read.
+
+    Raises
+    ------
+    ValueError
+        The penalty is not separable.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1Ball
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check(ProblemShape(10, 2, "hinge", "l1", fit_intercept=True, chunked=True))
+    >>> check(ProblemShape(10, 2, "squared", L1Ball(1.0)))
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-SGD needs a separable penalty (its prox is taken coordinate-wise); L1Ball(radius=1.0) is not
+    """  # noqa: E501
+    penalty = problem.penalty
+    if not penalty.separable:
+        raise ValueError(
+            f"DP-SGD needs a separable penalty (its prox is taken coordinate-wise); "
+            f"{penalty!r} is not"
+        )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A DP-SGD fit as :func:`prepare` validated it: its plan and the settings it runs.
+
+    Attributes
+    ----------
+    fit_plan : FitPlan
+        The template plan (one sampled Gaussian event of ``steps`` releases),
+        the target and the accountant.
+    step : float
+        ``gamma``.
+    clip : float
+        ``C``; ``inf`` when ``epsilon = inf`` (no clipping).
+    batch_size : int
+        ``b``.
+    sampling : {"poisson", "without_replacement"}
+    steps : int
+        ``T``.
+    """
+
+    fit_plan: FitPlan
+    step: float
+    clip: float
+    batch_size: int
+    sampling: str
+    steps: int
+
+
+def prepare(
+    problem,
+    *,
+    epsilon: float,
+    delta: float,
+    passes: float,
+    step: float,
+    clip: float,
+    batch_size: int,
+    sampling: str,
+    accountant: str,
+) -> Setup:
+    """The checks of :func:`dp_sgd`, in its order, and the plan it charges; no record is read.
+
+    Parameters
+    ----------
+    problem : Problem, ShardedProblem or ProblemShape
+        Only its shape is read.
+    epsilon, delta, passes, step, clip, batch_size, sampling, accountant
+        As in :func:`dp_sgd` (no defaults here: the fit function's are the ones).
+
+    Returns
+    -------
+    Setup
+
+    Raises
+    ------
+    TypeError, ValueError
+        What :func:`dp_sgd` raises before its charge, with its message.
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> setup = prepare(
+    ...     ProblemShape(2000, 5, "squared", "l2"),
+    ...     epsilon=1.0,
+    ...     delta=1e-6,
+    ...     passes=5,
+    ...     step=0.5,
+    ...     clip=2.0,
+    ...     batch_size=100,
+    ...     sampling="poisson",
+    ...     accountant="auto",
+    ... )
+    >>> (event,) = setup.fit_plan.template.events
+    >>> setup.steps, event.count, event.rate, event.sensitivity
+    (100, 100, 0.05, 4.0)
+    """
+    epsilon, delta = check_privacy_target(epsilon, delta)
+    step = check_positive("step", step)
+    clip = check_positive("clip", clip, allow_inf=True)
+    sampling = check_sampling(sampling)
+    n = problem.n_samples
+    batch_size = check_batch_size(batch_size, n)
+    T = schedule(passes, n, batch_size)
+    check(problem)
+    private = not math.isinf(epsilon)
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    clip = clip if private else math.inf
+    # replace-one: a record's gradient of norm <= C gives way to another's
+    event = training_event(sampling, n, batch_size, T, 2.0 * clip)
+    template = PrivacyPlan((event,), NEIGHBOURING)
+    fit_plan = FitPlan(template, epsilon, delta, accountant)
+    return Setup(fit_plan, step, clip, batch_size, sampling, T)
+
+
+def chunk_steps(n_coords: int, batch_size: int, total: int) -> int:
     """Steps whose noise and batches are drawn at once, bounding their memory."""
     return max(1, min(total, _DRAW_BLOCK // max(n_coords, batch_size)))
 
@@ -267,7 +396,7 @@ def _train(steps, sampler: BatchSampler, source, T: int, release: Release) -> Hi
     n_coords = steps.theta.shape[0]
     history = History.empty(n_coords)
     marks = History.checkpoints(T)
-    chunk = _chunk_steps(n_coords, sampler.batch_size, T)
+    chunk = chunk_steps(n_coords, sampler.batch_size, T)
     for first in range(0, T, chunk):
         size = min(chunk, T - first)
         counts, rows = sampler.draw(source, size)
@@ -335,31 +464,27 @@ def dp_sgd(
         ``passes = steps * batch_size / n``. The realised Poisson batch sizes
         are not returned: they are not covered by the guarantee.
     """
-    epsilon, delta = check_privacy_target(epsilon, delta)
-    step = check_positive("step", step)
-    clip = check_positive("clip", clip, allow_inf=True)
-    sampling = _check_sampling(sampling)
-    n, n_coords = problem.n_samples, problem.n_coords
-    batch_size = _check_batch_size(batch_size, n)
-    T = schedule(passes, n, batch_size)
-    penalty_arrays = _penalty_arrays(problem)
-    private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
-    clip = clip if private else math.inf
-    # replace-one: a record's gradient of norm <= C gives way to another's
-    event = training_event(sampling, n, batch_size, T, 2.0 * clip)
-    template = PrivacyPlan((event,), NEIGHBOURING)
-    spent = spend(
-        template,
+    setup = prepare(
+        problem,
         epsilon=epsilon,
         delta=delta,
+        passes=passes,
+        step=step,
+        clip=clip,
+        batch_size=batch_size,
+        sampling=sampling,
         accountant=accountant,
+    )
+    step, clip, T = setup.step, setup.clip, setup.steps
+    sampling, batch_size = setup.sampling, setup.batch_size
+    n, n_coords = problem.n_samples, problem.n_coords
+    penalty_arrays = _penalty_arrays(problem)
+    spent = setup.fit_plan.spend(
         budget=budget,
         label=f"DP-SGD ({sampling}) on {problem!r}",
         assumptions=(
             *neighbouring_assumptions(NEIGHBOURING),
-            *_sampling_assumptions(sampling, n, batch_size),
+            *sampling_assumptions(sampling, n, batch_size),
             HYPERPARAMETER_ASSUMPTION,
         ),
         random_state=random_state,
@@ -392,3 +517,14 @@ def dp_sgd(
             "noise_std": sigma,
         },
     )
+
+
+SOLVER = Solver(
+    name="dp-sgd",
+    summary="private proximal stochastic gradient descent (Abadi et al. 2016)",
+    fit=dp_sgd,
+    prepare=prepare,
+    check=check,
+    estimator=EstimatorMapping(passes=10.0, batch_size=True),
+    order=30,
+)

@@ -55,6 +55,13 @@ SMOOTHNESS_MODES = ("auto", "bounds", "private", "data")
 
 PART = "smoothness estimation"
 
+#: the :class:`~dpglm.exceptions.PrivacyLeakWarning` of ``"data"`` (and of ``"auto"``
+#: without bounds), which a solver knows from its settings before it reads a record
+DATA_LEAK = (
+    "coordinate-wise smoothness constants M_j computed from the raw data without privacy; "
+    "pass public feature_bounds (smoothness='bounds' or 'private') to avoid this leak"
+)
+
 #: the assumption of every fit given feature bounds
 CLIPPED_TO_BOUNDS = (
     "feature bounds B_j supplied by the user (public): every entry X_ij is clipped to "
@@ -211,12 +218,7 @@ class SmoothnessSpec:
         if self.mode == "bounds":
             squares = self.bounds**2
         elif self.mode == "data":
-            warn_privacy_leak(
-                "coordinate-wise smoothness constants M_j computed from the raw data without "
-                "privacy; pass public feature_bounds (smoothness='bounds' or 'private') to avoid "
-                "this leak",
-                stacklevel=3,
-            )
+            warn_privacy_leak(DATA_LEAK, stacklevel=3)
             squares = problem.column_square_means()
         else:
             ceilings = self.bounds**2

@@ -1,4 +1,6 @@
-"""Per-coordinate arrays shared by the coordinate solvers (DP-CD, DP-GCD).
+"""What the coordinate solvers (DP-CD, DP-GCD) share: their problems and per-coordinate steps.
+
+They fit smooth datafits with separable penalties (:func:`check_coordinate_problem`).
 
 Given the smoothness constants ``M_j``, a step-size factor ``gamma`` and one
 clipping threshold ``C``, a coordinate solver uses
@@ -14,7 +16,7 @@ clipping threshold ``C``, a coordinate solver uses
 Examples
 --------
 >>> import numpy as np
->>> from dpglm.solvers.coordinates import coordinate_arrays
+>>> from dpglm.solvers.coordinate_steps import coordinate_arrays
 >>> arrays = coordinate_arrays(np.array([1.0, 3.0, 0.0]), step=0.5, clip=2.0)
 >>> arrays.step, arrays.clip
 (array([0.5       , 0.16666667, 0.        ]), array([1.        , 1.73205081, 0.        ]))
@@ -23,7 +25,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,37 +43,6 @@ def check_coordinate_problem(problem, solver: str) -> None:
             f"{solver} needs a separable penalty; {problem.penalty!r} is not (private "
             "Frank-Wolfe handles the L1-ball constraint)"
         )
-
-
-def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
-    """``value`` as a positive float, or a ``ValueError`` naming ``name``.
-
-    Examples
-    --------
-    >>> check_positive("step", 2)
-    2.0
-    """
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    if not value > 0 or (math.isinf(value) and not allow_inf) or math.isnan(value):
-        kind = "positive" if allow_inf else "positive and finite"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
-    return value
-
-
-def check_positive_int(name: str, value) -> int:
-    """``value`` as a positive int (bools refused), or a ``ValueError`` naming ``name``.
-
-    Examples
-    --------
-    >>> check_positive_int("n_iter", 3)
-    3
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -132,19 +102,3 @@ def coordinate_arrays(smoothness, *, step: float, clip: float, penalty=None, n_f
     if penalty is not None:
         l1[:p], l2[:p], lo[:p], hi[:p] = penalty.prox_params(p)
     return CoordinateArrays(M, steps, clips, l1, l2, lo, hi)
-
-
-def neighbouring_assumptions(neighbouring: str) -> tuple:
-    """The assumption behind each neighbouring relation, for the report."""
-    if neighbouring == "replace_one":
-        return (
-            "replace-one neighbours: datasets differ in one record's values, the number of "
-            "records n is public",
-        )
-    return ("add/remove neighbours: datasets differ by one record added or removed",)
-
-
-HYPERPARAMETER_ASSUMPTION = (
-    "hyperparameters (clipping threshold, step size, number of passes) chosen independently of "
-    "the data, or with their selection accounted separately"
-)

@@ -1,71 +1,6 @@
-"""Private hyperparameter search: repeat-and-select with the whole search accounted.
+"""The private hyperparameter search, :class:`PrivateSearchCV`.
 
-Training one model per candidate and keeping the best is not private, even
-when every fit is: the choice itself reveals the data, and every fit costs its
-own budget. :class:`PrivateSearchCV` runs the repeat-and-select algorithm of
-Papernot and Steinke (2022, "Hyperparameter tuning with Renyi differential
-privacy") instead, and charges the whole search to the budget once, before
-it touches the data.
-
-The base mechanism ``Q`` (one run)
-    Draw a candidate uniformly from a data-independent list; fit the
-    estimator privately on the training split with its own calibrated solver
-    at ``(fit_epsilon, delta)``; release its validation score on the held-out
-    split plus Laplace noise: accuracy for classifiers, minus the squared (or
-    absolute) error clipped to ``error_bound`` for regressors, each a mean of
-    ``n_val`` per-record terms in a range of width ``R`` (1 or
-    ``error_bound``), so one replaced record moves it by at most ``R / n_val``.
-The search
-    Draw the number of runs ``K`` (Poisson of mean ``mean_repetitions`` by
-    default, or dp-accounting's truncated negative binomial of shape
-    ``shape``), run ``Q`` ``K`` times independently and release the model of
-    the run with the highest noisy score, that score, and nothing else:
-    neither ``K`` nor the other runs (they are not even kept).
-
-The split
-    ``n_val = round(validation_fraction * n)`` records drawn uniformly
-    without replacement (without the data) are the validation split, the
-    others the training split, the same for every run. Replace-one
-    neighbours, the relation of every dpglm fit (``n`` is public, and so are
-    the split sizes): the changed record is in one split, so the fit sees a
-    replace-one neighbour or the score moves by at most ``R / n_val``.
-
-Accounting: the plan of one run is the composition of the fit's calibrated
-plan and the noisy score (sequential composition, valid whichever split the
-neighbouring record falls in; under replace-one their maximum would do, but
-dp-accounting has no such event and the sum is a valid, looser bound). When
-the candidates have different fit plans (e.g. different ``passes``), a run
-is a uniform mixture of them, whose Renyi divergence is at most the largest
-of theirs; the plan of a run then holds all of them, a valid (looser)
-bound. The search is one
-:class:`~dpglm.privacy.events.RepeatAndSelectEvent` of that plan, accounted
-with Renyi DP (Theorems 2 and 6 of the paper, through dp-accounting's
-``RepeatAndSelectDpEvent``). The per-run budget is calibrated so that the
-whole search meets the target ``(epsilon, delta)``.
-
-Examples
---------
->>> import numpy as np
->>> from dpglm.estimators import DPLogisticRegression
->>> from dpglm.tuning import PrivateSearchCV
->>> rng = np.random.default_rng(0)
->>> X = rng.uniform(-1, 1, (4000, 3))
->>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
->>> search = PrivateSearchCV(
-...     DPLogisticRegression(solver="dp-cd", feature_bounds=1.0, smoothness="bounds"),
-...     {"alpha": [1e-4, 1e-3, 0.5]},
-...     epsilon=2.0,
-...     delta=1e-6,
-...     mean_repetitions=5,
-...     shape=1.0,  # geometric number of runs: at least one
-...     random_state=0,
-... ).fit(X, y)
->>> search.privacy_report_.epsilon <= 2.0, search.privacy_report_.accountant
-(True, 'rdp')
->>> round(search.fit_epsilon_, 2), round(search.score_epsilon_, 2)
-(0.81, 0.2)
->>> search.best_estimator_.score(X, y) > 0.9
-True
+The algorithm and its accounting are described in :mod:`dpglm.tuning`.
 """
 
 from __future__ import annotations
@@ -74,7 +9,6 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -83,209 +17,26 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
-from dpglm.exceptions import CalibrationError, PlanError, PrivacyError
-from dpglm.privacy.accounting import account
+from dpglm.exceptions import PlanError
 from dpglm.privacy.budget import Charge
-from dpglm.privacy.events import (
-    LaplaceEvent,
-    NonPrivateEvent,
-    PrivacyPlan,
-    RepeatAndSelectEvent,
-)
+from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.releases import Release
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
 from dpglm.privacy.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
 from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.tuning.planning import PlanGuard, PlanMismatchError, Planner
+from dpglm.tuning.repetitions import MAX_MEAN_REPETITIONS, draw_repetitions
+from dpglm.tuning.scoring import CLASSIFIER_SCORING, REGRESSOR_SCORING, Scorer
 
 #: parameters the search sets on every fit, which cannot be searched
 RESERVED = ("epsilon", "delta", "budget", "random_state")
-CLASSIFIER_SCORING = ("accuracy",)
-REGRESSOR_SCORING = ("neg_mean_squared_error", "neg_mean_absolute_error")
-#: largest mean number of runs (the Poisson sampler works in floating point)
-MAX_MEAN_REPETITIONS = 500.0
-#: the calibrated search's epsilon lies in [(1 - CALIBRATION_RTOL) epsilon, epsilon]
-CALIBRATION_RTOL = 1e-3
-
-
-# -- the number of runs ----------------------------------------------------------------------
-
-
-def repetitions_mean(gamma: float, shape: float) -> float:
-    """Mean of the truncated negative binomial of the paper's Definition 1.
-
-    ``shape = 0`` is the logarithmic distribution, ``shape = 1`` the geometric.
-
-    Examples
-    --------
-    >>> repetitions_mean(0.25, 1.0)
-    4.0
-    >>> round(repetitions_mean(0.1, 2.0), 4)
-    18.1818
-    """
-    if not 0.0 < gamma <= 1.0:
-        raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
-    if gamma == 1.0:
-        return 1.0
-    if shape == 0.0:
-        return (1.0 - gamma) / (gamma * -math.log(gamma))
-    if shape == 1.0:
-        return 1.0 / gamma
-    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
-
-
-def repetitions_gamma(mean: float, shape: float) -> float:
-    """The ``gamma`` of the truncated negative binomial of mean at most ``mean``.
-
-    The mean decreases with ``gamma``; this returns a ``gamma`` at least the
-    exact one (within ``1e-12`` relative), so the distribution drawn from has
-    a mean at most ``mean`` and a ``gamma`` at least dp-accounting's (which
-    rounds the other way): the accounted bound holds for it.
-
-    Examples
-    --------
-    >>> repetitions_gamma(4.0, 1.0)
-    0.25
-    >>> round(repetitions_mean(repetitions_gamma(10.0, 0.5), 0.5), 9)
-    10.0
-    """
-    if mean <= 1.0:
-        return 1.0
-    if shape == 1.0:
-        return 1.0 / mean
-    lo, hi = 0.0, 1.0
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if repetitions_mean(mid, shape) <= mean:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def draw_repetitions(mean: float, shape: float, source) -> int:
-    """Draw the number of runs ``K`` of a repeat-and-select search.
-
-    Inverse-CDF sampling from one uniform of ``source`` (a
-    :class:`~dpglm.privacy.mechanisms.NoiseSource`): Poisson of mean ``mean``
-    when ``shape = inf`` (``K = 0`` possible), else the truncated negative
-    binomial of :func:`repetitions_gamma` (``K >= 1``), exactly the
-    distributions :class:`~dpglm.privacy.events.RepeatAndSelectEvent` accounts.
-
-    Examples
-    --------
-    >>> from dpglm.privacy.mechanisms import make_noise_source
-    >>> source = make_noise_source(0)
-    >>> draws = [draw_repetitions(5.0, math.inf, source) for _ in range(2000)]
-    >>> bool(abs(np.mean(draws) - 5.0) < 0.2)
-    True
-    >>> min(draw_repetitions(3.0, 1.0, source) for _ in range(200))
-    1
-    """
-    u = float(source.uniform())
-    if math.isinf(shape):
-        p = math.exp(-mean)
-        k, cdf = 0, p
-        while u >= cdf and p > 0.0:
-            k += 1
-            p *= mean / k
-            cdf += p
-        return k
-    gamma = repetitions_gamma(mean, shape)
-    if gamma >= 1.0:
-        return 1
-    if shape == 0.0:
-        p = (1.0 - gamma) / -math.log(gamma)
-    else:
-        p = shape * (1.0 - gamma) / math.expm1(-shape * math.log(gamma))
-    k, cdf = 1, p
-    # stop when the tail is negligible: only reached when u lies within rounding of 1
-    while u >= cdf and p > 0.0 and not (k > mean and p < 1e-18 * gamma):
-        p *= (1.0 - gamma) * (k + shape) / (k + 1)
-        k += 1
-        cdf += p
-    return k
-
-
-# -- plans of the fits, known before the data is read ----------------------------------------
-
-
-class _PlanCapturedError(Exception):
-    def __init__(self, plan):
-        super().__init__("plan captured")
-        self.plan = plan
-
-
-class _PlanRecorder:
-    """Stands in for a budget in a dry run: stops the fit at its charge, keeping the plan."""
-
-    persistent = False
-
-    def charge(self, plan, *, label=""):
-        raise _PlanCapturedError(plan)
-
-
-def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
-    """``plan`` without what accounting ignores (labels, parts, sensitivities)."""
-    return PrivacyPlan(
-        tuple(replace(e, label="", part="", sensitivity=None) for e in plan.events),
-        plan.neighbouring,
-    )
-
-
-class _PlanMismatchError(PrivacyError):
-    """A run's fit calibrated another plan than the accounted one: raised, never a failed run."""
-
-
-class _PlanGuard:
-    """Stands in for a budget inside a search: the fit must run the plan the search accounted.
-
-    Solvers charge before they read the data for training, so a fit whose plan
-    differs from the accounted one stops before it trains.
-    """
-
-    persistent = False
-
-    def __init__(self, expected: PrivacyPlan):
-        self.expected = _accounting_key(expected)
-
-    def charge(self, plan, *, label=""):
-        if _accounting_key(plan) != self.expected:
-            raise _PlanMismatchError(
-                f"the fit {label!r} calibrated a plan that differs from the one the search "
-                "accounted (its plan depends on more than the data's shape and its "
-                "hyperparameters); the search stops before training it"
-            )
-
-
-def _with_candidate(err, params):
-    """``err`` again, its message prefixed with the candidate (or as is, if that fails)."""
-    try:
-        return type(err)(f"candidate {params}: {err}")
-    except Exception:
-        return err
-
-
-def _dummy_data(n, p, classification, sparse):
-    X = sp.csr_matrix((n, p)) if sparse else np.zeros((n, p))
-    y = (np.arange(n) % 2).astype(float) if classification else np.zeros(n)
-    return X, y
-
-
-def _dummy_labels(y, classes):
-    """The dry run's 0 / 1 labels ``y`` as the candidate's public ``classes``, if it has them."""
-    if classes is None:
-        return y
-    return np.unique(np.asarray(classes))[(y > 0).astype(np.intp)]
-
-
-# -- the search ------------------------------------------------------------------------------
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Private hyperparameter search (repeat-and-select), charged once to the budget.
 
-    See the module docstring for the algorithm and its accounting.
+    See :mod:`dpglm.tuning` for the algorithm and its accounting.
 
     Parameters
     ----------
@@ -373,9 +124,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     and noisy score, or the fact that no run took place. Not released: the
     number of runs ``K`` and the other runs' candidates, models and scores,
     which are the mechanism's internal randomness and are not kept. The
-    train/validation split is drawn without the data, with fixed sizes (the
-    module docstring gives the analysis, for replace-one neighbours like every
-    fit's).
+    train/validation split is drawn without the data, with fixed sizes
+    (:mod:`dpglm.tuning` gives the analysis, for replace-one neighbours like
+    every fit's).
 
     A run whose fit or score raises (e.g. a training split with a single
     class, when the estimator is not given its ``classes``) scores ``-inf``:
@@ -383,17 +134,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     raised, since an error after the charge would tell something about the
     data that the accounting does not cover. When every run fails, nothing is
     selected, as when no run takes place (the warning does not tell which).
-    Errors that come before the charge (bad hyperparameters, found by the
-    dry runs) are raised as usual, and so is a fit that calibrates a plan
+    Errors that come before the charge (bad hyperparameters, found while
+    planning) are raised as usual, and so is a fit that calibrates a plan
     other than the accounted one (a :class:`~dpglm.exceptions.PrivacyError`):
     that is a defect the accounting does not cover, not a failed run.
 
-    The plan of each candidate's fit is known before the data is read: a dry
-    run fits the estimator on zeros of the training split's shape with a
-    stand-in budget that stops it at its charge (solvers charge before they
-    train), and every real run gets a stand-in budget that checks that the
-    plan it charges is the accounted one. Privacy-leak warnings of the dry
-    runs and of the runs go into the report.
+    The plan of each candidate's fit is known before the data is read: the
+    estimator gives it from its hyperparameters and the training split's
+    shape through the solver registry
+    (:meth:`~dpglm.estimators.base.DPLinearModel.planned_fit`), without
+    fitting anything, and every real run gets a stand-in budget that checks
+    that the plan it charges is the accounted one. The privacy-leak warnings
+    the plans announce and those of the runs go into the report.
 
     Examples
     --------
@@ -569,6 +321,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         data = load_data(X, y, task=task, classes=classes)
         n, p = data.n_samples, data.n_features
         del data
+        if sp.issparse(X):
+            # rows are taken from it after the charge: in a format that can take them
+            X = X.tocsr()
         delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
         n_val = max(1, round(settings["fraction"] * n))
         n_train = n - n_val
@@ -587,7 +342,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             runs = self._fit_non_private(candidates, delta, budget)
         else:
             runs = self._fit_private(candidates, settings, delta, shape_info, n_val, budget)
-        plan, fit_epsilon, score_event, guards, dry_leaks, assumptions = runs
+        plan, fit_epsilon, score_event, guards, planned_leaks, assumptions = runs
         charge = None
         if budget is not None:
             charge = budget.charge(plan, label=self._label(len(candidates)))
@@ -604,7 +359,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         val_idx, train_idx = np.sort(order[:n_val]), np.sort(order[n_val:])
         X_train, y_train = take_rows(X, train_idx), take_rows(y, train_idx)
         X_val, y_val = take_rows(X, val_idx), take_rows(y, val_idx)
-        scorer = _Scorer(settings["scoring"], settings["score_range"])
+        scorer = Scorer(settings["scoring"], settings["score_range"])
 
         # non-private: every candidate once, in order
         draws = list(range(len(candidates))) if score_event is None else None
@@ -625,7 +380,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 try:
                     model.fit(X_train, y_train)
                     score = scorer(model, X_val, y_val)
-                except _PlanMismatchError:
+                except PlanMismatchError:
                     raise
                 except Exception:
                     # a failed run (e.g. a one-class training split) scores -inf: never
@@ -683,7 +438,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             delta,
             accountant="auto" if score_event is None else "rdp",
             assumptions=tuple(dict.fromkeys((*assumptions, *inner_assumptions))),
-            warnings=tuple(dict.fromkeys((*dry_leaks, *leaks))),
+            warnings=tuple(dict.fromkeys((*planned_leaks, *leaks))),
         )
         if model is not None:
             # the model is the search's release: it carries the search's report (its run's
@@ -707,10 +462,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return plan, math.inf, None, [None] * len(candidates), (), assumptions
 
     def _fit_private(self, candidates, settings, delta, shape_info, n_val, budget):
-        planner = _Planner(self.estimator, candidates, settings, delta, shape_info, n_val)
+        planner = Planner(self.estimator, candidates, settings, delta, shape_info, n_val)
         epsilon_rep = planner.calibrate()
         plan, fit_plans, score_event = planner.search_plan(epsilon_rep, final=True)
-        guards = [_PlanGuard(fit_plans[i]) for i in range(len(candidates))]
+        guards = [PlanGuard(fit_plans[i]) for i in range(len(candidates))]
         if plan.neighbouring != "replace_one":
             raise PlanError(
                 f"the candidates' fits are analysed for {plan.neighbouring} neighbours; the "
@@ -733,7 +488,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             "the selected model is trained on the training split only (no refit), its fit "
             f"at epsilon {settings['share'].rest_of(epsilon_rep):.4g} (its epsilon parameter); "
             "it carries this report, the guarantee of the whole search",
-            "validation score: " + _Scorer.describe(settings["scoring"], settings["score_range"]),
+            "validation score: " + Scorer.describe(settings["scoring"], settings["score_range"]),
         )
         fit_epsilon = settings["share"].rest_of(epsilon_rep)
         return plan, fit_epsilon, score_event, guards, planner.leaks, assumptions
@@ -784,203 +539,3 @@ def _real(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise ValueError(f"{name} must be a number, got {value!r}")
     return float(value)
-
-
-class _Scorer:
-    """A validation score: the mean of per-record terms in a range of width ``score_range``."""
-
-    def __init__(self, scoring, score_range):
-        self.scoring = scoring
-        self.score_range = score_range
-
-    @staticmethod
-    def describe(scoring, score_range):
-        if scoring == "accuracy":
-            return "accuracy on the validation split (sensitivity 1 / n_val)"
-        error = "squared" if scoring == "neg_mean_squared_error" else "absolute"
-        return (
-            f"minus the mean {error} error on the validation split, each record's error "
-            f"clipped to [0, {score_range:g}] (sensitivity {score_range:g} / n_val)"
-        )
-
-    def __call__(self, model, X, y):
-        predictions = model.predict(X)
-        y = np.asarray(y)
-        if self.scoring == "accuracy":
-            return float(np.mean(predictions == y))
-        errors = np.asarray(predictions, dtype=float) - y.astype(float)
-        errors = errors**2 if self.scoring == "neg_mean_squared_error" else np.abs(errors)
-        return -float(np.mean(np.minimum(errors, self.score_range)))
-
-
-class _Planner:
-    """The plan of a search, from dry runs of its candidates on data of the same shape.
-
-    A dry run fits a candidate on zeros of the training split's shape with a
-    stand-in budget that stops the fit at its charge: what it captures is the
-    calibrated plan, a function of the shape and the hyperparameters only.
-    The per-run epsilon ``e`` (fit ``(1 - score_share) e``, score
-    ``score_share e``) is searched on a log scale (secant steps in a shrinking
-    bracket) until the accounted search lies within ``CALIBRATION_RTOL`` below
-    the target; every fit plan is then captured at the final value.
-    """
-
-    def __init__(self, estimator, candidates, settings, delta, shape_info, n_val):
-        self.n_val = n_val
-        self.estimator = estimator
-        self.candidates = candidates
-        self.settings = settings
-        self.delta = delta
-        self.shape_info = shape_info
-        self.leaks = ()
-        self.n_groups = 1
-        self._cache = {}
-        self._representatives = None
-        self._dummy = None
-
-    def dry_run(self, index, fit_epsilon):
-        key = (index, fit_epsilon)
-        if key in self._cache:
-            return self._cache[key]
-        if self._dummy is None:
-            self._dummy = _dummy_data(*self.shape_info)
-        X, y = self._dummy
-        model = clone(self.estimator).set_params(
-            **self.candidates[index],
-            epsilon=fit_epsilon,
-            delta=self.delta,
-            budget=_PlanRecorder(),
-            random_state=0,
-        )
-        params = self.candidates[index]
-        if self.shape_info[2]:
-            y = _dummy_labels(y, model.get_params().get("classes"))
-        # the dry run's leaks go into the report, not to the user: the runs warn again
-        with collect_privacy_warnings(show=False) as caught:
-            try:
-                model.fit(X, y)
-            except _PlanCapturedError as captured:
-                plan = captured.plan
-            except Exception as err:
-                raise _with_candidate(err, params) from err
-            else:
-                raise PrivacyError(
-                    f"candidate {params}: the fit charged no plan, so the search cannot account it"
-                )
-        leaks = tuple(f"candidate {params}: {message}" for message in caught)
-        self._cache[key] = (plan, leaks)
-        return plan, leaks
-
-    def search_plan(self, epsilon_rep, final=False):
-        """The search's plan at per-run epsilon ``epsilon_rep``; all candidates if ``final``."""
-        fit_epsilon = self.settings["share"].rest_of(epsilon_rep)
-        indices = range(len(self.candidates)) if final else self._representatives
-        plans, groups, leaks = {}, {}, []
-        for i in indices:
-            plan, found = self.dry_run(i, fit_epsilon)
-            plans[i] = plan
-            groups.setdefault(_accounting_key(plan), []).append(i)
-            leaks.extend(found)
-        relations = {key.neighbouring for key in groups}
-        if len(relations) > 1:
-            by_relation = {
-                r: [i for key, members in groups.items() if key.neighbouring == r for i in members]
-                for r in sorted(relations)
-            }
-            raise PlanError(
-                "the candidates' fits are analysed under different neighbouring relations "
-                f"(candidates by relation: {by_relation}); one search needs one relation "
-                "(e.g. do not mix solver='dp-sgd' with Poisson sampling and the coordinate "
-                "solvers)"
-            )
-        (relation,) = relations
-        if final:
-            self.leaks = tuple(dict.fromkeys(leaks))
-            self.n_groups = len(groups)
-        events = []
-        for members in groups.values():
-            which = (
-                "every candidate"
-                if len(members) == len(self.candidates)
-                else f"candidates {', '.join(map(str, members))}"
-            )
-            for e in plans[members[0]].events:
-                events.append(replace(e, label=f"{e.label}; fit of {which}".lstrip("; ")))
-        score = LaplaceEvent(
-            noise_multiplier=1.0 / self.settings["share"].of(epsilon_rep),
-            sensitivity=self.settings["score_range"] / self.n_val,
-            label="noisy validation score",
-            part="validation score",
-        )
-        base = PrivacyPlan((*events, score), relation)
-        search = RepeatAndSelectEvent(
-            inner=base,
-            mean=self.settings["mean"],
-            shape=self.settings["shape"],
-            label="repeat-and-select: the best of the runs",
-        )
-        return PrivacyPlan((search,), relation), plans, score
-
-    def cost(self, epsilon_rep, final=False):
-        """Log of the search's epsilon over the target, at per-run epsilon ``epsilon_rep``."""
-        plan = self.search_plan(epsilon_rep, final)[0]
-        epsilon = account(plan, self.delta, "rdp").epsilon
-        return math.log(max(epsilon, 1e-300) / self.settings["epsilon"])
-
-    def _group_representatives(self, fit_epsilon):
-        seen = {}
-        for i in range(len(self.candidates)):
-            seen.setdefault(_accounting_key(self.dry_run(i, fit_epsilon)[0]), i)
-        return list(seen.values())
-
-    def calibrate(self):
-        """The largest per-run epsilon found whose search meets the target (within rtol)."""
-        target = self.settings["epsilon"]
-        share = self.settings["share"]
-        # the iterations use one candidate per distinct fit plan; the value returned is
-        # checked with every candidate
-        self._representatives = self._group_representatives(share.rest_of(target))
-        tolerance = math.log1p(-CALIBRATION_RTOL)
-        points, lo, hi = [], None, None
-        x = math.log(target)
-        for _ in range(60):
-            g = self.cost(math.exp(x))
-            if tolerance <= g <= 0:
-                g = self.cost(math.exp(x), final=True)
-                if g <= 0:
-                    return math.exp(x)
-                # a candidate's plan changed group at this budget: regroup, go on
-                self._representatives = self._group_representatives(share.rest_of(math.exp(x)))
-            points.append((x, g))
-            if g <= 0 and (lo is None or x > lo[0]):
-                lo = (x, g)
-            if g > 0 and (hi is None or x < hi[0]):
-                hi = (x, g)
-            x = _next_point(points, lo, hi, 0.5 * tolerance)
-            if x < math.log(target) - 40.0:
-                break
-        if lo is not None and self.cost(math.exp(lo[0]), final=True) <= 0:
-            return math.exp(lo[0])
-        raise CalibrationError(
-            f"no per-run budget makes the search meet epsilon={target:g} at "
-            f"delta={self.delta:g}: the repeat-and-select overhead alone exceeds it "
-            "(fewer repetitions or a larger delta help)"
-        )
-
-
-def _next_point(points, lo, hi, aim):
-    """Next log per-run epsilon: a secant step towards ``g = aim``, kept inside the bracket."""
-    x, g = points[-1]
-    slope = 1.0
-    if len(points) >= 2:
-        (x0, g0), (x1, g1) = points[-2], points[-1]
-        if x1 != x0 and (g1 - g0) / (x1 - x0) > 0.05:
-            slope = (g1 - g0) / (x1 - x0)
-    if lo is not None and hi is not None:
-        (x0, g0), (x1, g1) = lo, hi
-        x = x0 - (g0 - aim) * (x1 - x0) / (g1 - g0)
-        width = x1 - x0
-        if not x0 + 0.05 * width <= x <= x1 - 0.05 * width:
-            x = 0.5 * (x0 + x1)
-        return x
-    return x - max(-5.0, min(5.0, (g - aim) / slope))

@@ -1,0 +1,121 @@
+"""scikit-learn estimators trained under differential privacy.
+
+Six estimators share one implementation: :class:`DPLinearRegression`,
+:class:`DPRidge`, :class:`DPLasso`, :class:`DPElasticNet` (regressors) and
+:class:`DPLogisticRegression`, :class:`DPLinearSVC` (binary classifiers). Each
+minimises ``(1/n) sum_i loss(x_i . w + b, y_i) + alpha * penalty(w)`` with a
+private solver and keeps the :class:`~dpglm.privacy.report.PrivacyReport` of
+the fit in ``privacy_report_``.
+
+Privacy parameters
+------------------
+``epsilon`` (default 1.0) and ``delta`` (default ``None``: ``1 / n**2``,
+computed from the number of records ``n``, which is public: every fit is
+analysed for replace-one neighbours; pass a number to fix it before seeing the
+data). ``budget``, a shared :class:`~dpglm.privacy.budget.PrivacyBudget`,
+is charged by every fit (``clone``, grid searches and pickling keep the same
+budget). ``epsilon=inf`` gives the non-private optimum (certified reference
+solver), and the report says the fit is not private.
+
+Solvers
+-------
+``solver="auto"`` picks, before looking at the data beyond its shape:
+
+* ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or
+  ``p >= n`` (greedy steps find the few coordinates that matter, and each
+  costs one selection);
+* ``"dp-sgd"`` otherwise, the hinge loss included (not smooth: no
+  coordinate-wise steps).
+
+``benchmarks/bench_estimators.py`` measures the rule: with default
+hyperparameters DP-SGD (Poisson sampling, amplified) is the most robust on
+problems with ``p < n``, while DP-CD needs its step and clipping tuned to
+the data's scale to catch up. ``solver="dp-cd"`` remains available.
+
+``solver="dp-scd"`` (private dual coordinate descent, Damaskinos et al. 2021)
+fits L2-penalised problems without intercept (``fit_intercept=False``); its
+hyperparameters are ``batch_size`` and ``clip`` (no ``step``). It fits the
+model on rows normalised to unit L2 norm, and ``predict`` normalises rows too.
+
+``solver="dp-agd"`` (gradient descent with an adaptive per-step zCDP budget, Lee
+and Kifer 2018) fits smooth losses with no penalty or an L2 penalty; ``clip``
+bounds each per-sample gradient in L2, it chooses its own step sizes (no
+``step``), and runs until its budget is spent (``passes``, if given, caps the
+number of gradient steps).
+
+Feature scaling
+---------------
+The coordinate solvers need coordinate-wise smoothness constants. Give
+``feature_bounds`` (public bounds on ``|X_ij|``) for a guarantee: by default
+(``smoothness="auto"``) they serve as rough bounds and the constants are
+estimated privately, at 10 % of the budget (the report shows the part);
+``smoothness="bounds"`` uses the bounds alone (free, but loose bounds make
+small steps). Without bounds the constants come from the data, with a
+:class:`~dpglm.exceptions.PrivacyLeakWarning` that the report records. Never
+silent.
+
+Modules
+-------
+:mod:`~dpglm.estimators.regressors` and :mod:`~dpglm.estimators.classifiers`
+hold the six classes; :mod:`~dpglm.estimators.base` their shared fit and
+prediction; :mod:`~dpglm.estimators.validation` the checks of data, feature
+names and hyperparameters; :mod:`~dpglm.estimators.dispatch` the solver
+choice and calls; :mod:`~dpglm.estimators.persistence` the model files. Every
+public name is imported here.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.estimators import DPLogisticRegression
+>>> rng = np.random.default_rng(0)
+>>> X = rng.uniform(-1, 1, (2000, 3))
+>>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
+>>> model = DPLogisticRegression(epsilon=1.0, feature_bounds=1.0, random_state=0).fit(X, y)
+>>> model.score(X, y) > 0.9, model.solver_, round(model.privacy_report_.epsilon, 2)
+(True, 'dp-sgd', 1.0)
+"""
+
+from dpglm.estimators.classifiers import DPLinearSVC, DPLogisticRegression
+from dpglm.estimators.dispatch import choose_solver, default_batch_size, default_delta
+from dpglm.estimators.persistence import MODEL_FORMAT, MODEL_FORMAT_VERSION, load_model
+from dpglm.estimators.regressors import DPElasticNet, DPLasso, DPLinearRegression, DPRidge
+
+ESTIMATORS = {
+    cls.__name__: cls
+    for cls in (
+        DPLinearRegression,
+        DPRidge,
+        DPLasso,
+        DPElasticNet,
+        DPLogisticRegression,
+        DPLinearSVC,
+    )
+}
+
+
+def __getattr__(name):
+    # the solver names and default work come from the registry, read on first use
+    if name in ("SOLVERS", "DEFAULT_PASSES"):
+        from dpglm.estimators import dispatch
+
+        return getattr(dispatch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DEFAULT_PASSES",
+    "ESTIMATORS",
+    "MODEL_FORMAT",
+    "MODEL_FORMAT_VERSION",
+    "SOLVERS",
+    "DPElasticNet",
+    "DPLasso",
+    "DPLinearRegression",
+    "DPLinearSVC",
+    "DPLogisticRegression",
+    "DPRidge",
+    "choose_solver",
+    "default_batch_size",
+    "default_delta",
+    "load_model",
+]

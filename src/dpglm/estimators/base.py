@@ -1,0 +1,352 @@
+"""The base class of the estimators: fit, prediction, report and ``save``.
+
+:class:`DPLinearModel` checks the hyperparameters and the data, builds the
+:class:`~dpglm.problem.Problem`, has it fitted by the solver that
+:class:`~dpglm.estimators.dispatch.SolverDispatch` calls, and keeps the
+coefficients and the privacy report; the regressors and the classifiers
+subclass it. :data:`COMMON_PARAMETERS_DOC` documents the parameters they all
+take.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from dpglm.data.frames import is_series
+from dpglm.data.locations import preview
+from dpglm.estimators.dispatch import SolverDispatch, default_delta
+from dpglm.estimators.persistence import save_model
+from dpglm.estimators.validation import (
+    check_batch_size,
+    check_feature_names,
+    check_features,
+    check_passes,
+    check_target,
+    column_count,
+    feature_names_of,
+    labels_error,
+    load_checked,
+)
+from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
+from dpglm.privacy.targets import check_privacy_target
+from dpglm.problem import Problem
+from dpglm.solvers.dp_scd import row_scales
+from dpglm.solvers.hyperparameters import check_positive
+from dpglm.solvers.registry import ProblemShape, estimator_solvers
+from dpglm.solvers.smoothness import SMOOTHNESS_MODES
+
+
+class DPLinearModel(SolverDispatch, BaseEstimator):
+    """What every dpglm estimator shares: validation, solver dispatch, report, persistence.
+
+    The base class of the regressors and the classifiers, which give it a
+    datafit and a penalty; not an estimator on its own. Its solver calls come
+    from :class:`~dpglm.estimators.dispatch.SolverDispatch`.
+    """
+
+    _task = "regression"
+
+    def _datafit(self):
+        raise NotImplementedError
+
+    def _penalty(self):
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_y": True}
+
+    # -- fitting ------------------------------------------------------------------------
+
+    def _check_params(self):
+        """Validate the hyperparameters (before the data is read); return epsilon and delta."""
+        # delta=None: default_delta(n), once the data is read
+        epsilon, delta = check_privacy_target(self.epsilon, self.delta, optional_delta=True)
+        solvers = ("auto", *estimator_solvers())
+        if self.solver not in solvers:
+            raise ValueError(f"solver must be one of {solvers}, got {self.solver!r}")
+        if self.smoothness not in SMOOTHNESS_MODES:
+            raise ValueError(
+                f"smoothness must be one of {SMOOTHNESS_MODES}, got {self.smoothness!r}"
+            )
+        check_positive("clip", self.clip, allow_inf=True)
+        if self.step is not None:
+            check_positive("step", self.step)
+        check_passes(self.passes)
+        check_batch_size(self.batch_size)
+        if self.solver_options is not None and not isinstance(self.solver_options, dict):
+            raise ValueError(
+                f"solver_options must be None or a dict, got {type(self.solver_options)}"
+            )
+        # the datafit's and the penalty's hyperparameters (loss, penalty, alpha) too
+        self._datafit()
+        self._penalty()
+        return epsilon, delta
+
+    def build_problem(self, X, y):
+        """The optimisation problem this estimator minimises on encoded data.
+
+        The :class:`~dpglm.problem.Problem` that :meth:`fit` hands to its
+        solver: the estimator's datafit and penalty, as its hyperparameters
+        set them, and ``fit_intercept``. Nothing is fitted or charged to a
+        budget. Use it to measure a fit, e.g. the objective of ``coef_``
+        against the non-private optimum.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Features (validated as :class:`~dpglm.problem.Problem` validates
+            them).
+        y : array-like of shape (n_samples,)
+            Targets; for classifiers the -1/+1 codes of the labels, as
+            ``dpglm.data.load(..., task="classification").y`` gives them, not
+            the labels themselves.
+
+        Returns
+        -------
+        dpglm.problem.Problem
+
+        Raises
+        ------
+        ValueError
+            A hyperparameter of the datafit or the penalty is out of range
+            (e.g. ``alpha``); for classifiers, ``y`` holds a value other than
+            -1 and +1 (:class:`~dpglm.exceptions.TargetError`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpglm.data import load
+        >>> from dpglm.estimators import DPLogisticRegression
+        >>> X = np.array([[0.5], [2.0], [1.0]])
+        >>> data = load(X, ["no", "yes", "no"], task="classification")
+        >>> problem = DPLogisticRegression(alpha=0.01).build_problem(data.X, data.y)
+        >>> problem.datafit.name, problem.penalty, problem.fit_intercept, problem.y
+        ('logistic', L2(alpha=0.01), True, array([-1.,  1., -1.]))
+        """
+        return Problem(X, y, self._datafit(), self._penalty(), self.fit_intercept)
+
+    def fit(self, X, y):
+        """Fit the model privately; every call is charged to ``budget`` when given.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            A hyperparameter out of range (the message names it), or data that
+            :func:`dpglm.data.load` refuses (a :class:`~dpglm.exceptions.DataError`
+            naming the row or column); fewer than two samples; for classifiers,
+            a target without exactly two classes, or with ``classes`` given, a
+            label outside them (the message names its row).
+        BudgetExceededError
+            ``budget`` cannot afford the fit; nothing was fitted or charged.
+        """
+        name = type(self).__name__
+        epsilon, delta = self._check_params()
+        public_labels = self._public_labels()
+        X = check_features(X)
+        y = check_target(y, name)
+        feature_names = feature_names_of(X)
+        try:
+            if public_labels is None:
+                data = load_checked(X, y, task=self._task)
+            else:
+                data = load_checked(X, y, task=self._task, classes=public_labels.classes)
+        except TargetError as err:
+            if self._task != "classification" or public_labels is not None:
+                raise
+            raise labels_error(name, y, err) from err
+        n = data.n_samples
+        if n < 2:
+            raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
+        delta = default_delta(n) if delta is None else delta
+        problem = self.build_problem(data.X, data.y)
+        solver = self._solver_for(problem)
+        if math.isinf(epsilon):
+            theta, n_iter, report = self._fit_non_private(problem, delta)
+        else:
+            result = self._fit_private(problem, solver, epsilon, delta)
+            theta, n_iter, report = result.theta, result.n_iter, result.report
+        coef, intercept = problem.split(theta)
+        if self._task == "classification":
+            report = _with_label_assumption(report, data.labels.classes, public_labels is not None)
+        # every learned attribute is set at once, after a fit that succeeded
+        if self._task == "classification":
+            self.classes_ = np.array(data.labels.classes)
+        self.n_features_in_ = data.n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.coef_ = np.array(coef, dtype=float)
+        self.intercept_ = float(intercept)
+        self.n_iter_ = int(n_iter)
+        self.solver_ = "reference" if math.isinf(epsilon) else solver
+        self.delta_ = delta
+        self.privacy_report_ = report
+        return self
+
+    def planned_fit(self, n_samples: int, n_features: int, *, sparse: bool = False):
+        """The plan a fit on data of this shape will charge, without data and without fitting.
+
+        The plan is a function of the hyperparameters and of the public shape
+        of the data only (``n_samples`` is public: replace-one neighbours), so
+        it is known before any record is read: :class:`~dpglm.tuning.PrivateSearchCV`
+        accounts its search with it, and a fit charges exactly this plan.
+
+        Parameters
+        ----------
+        n_samples, n_features : int
+            The shape of the data the fit will see.
+        sparse : bool, default=False
+            Whether the features will be a sparse matrix.
+
+        Returns
+        -------
+        plan : PrivacyPlan
+            The calibrated plan the fit charges to its budget.
+        leaks : tuple of str
+            The :class:`~dpglm.exceptions.PrivacyLeakWarning` messages the fit
+            will issue (e.g. smoothness constants read from the data).
+
+        Examples
+        --------
+        >>> from dpglm.estimators import DPLogisticRegression
+        >>> plan, leaks = DPLogisticRegression(epsilon=1.0).planned_fit(20_000, 10)
+        >>> [(event.kind, event.count) for event in plan.events], leaks
+        ([('sampled_gaussian', 781)], ())
+        """
+        epsilon, delta = self._check_params()
+        name = type(self).__name__
+        if n_samples < 2:
+            raise DataError(f"n_samples={n_samples}: {name} needs at least 2 samples to fit")
+        delta = default_delta(n_samples) if delta is None else delta
+        shape = ProblemShape(
+            n_samples,
+            n_features,
+            self._datafit(),
+            self._penalty(),
+            fit_intercept=self.fit_intercept,
+            sparse=sparse,
+        )
+        if math.isinf(epsilon):
+            return self._non_private_plan(), ()
+        plan = self._private_fit_plan(shape, epsilon, delta)
+        return plan.calibrated(), plan.leaks
+
+    def _public_labels(self):
+        """The public label set (classifiers' ``classes``), or None: read from the data."""
+        return None
+
+    # -- prediction ---------------------------------------------------------------------
+
+    def _decision(self, X):
+        check_is_fitted(self, "coef_")
+        X = check_features(X)
+        check_feature_names(self, X)
+        width = column_count(X)
+        if width is not None and width != self.n_features_in_:
+            raise ShapeMismatchError(
+                f"X has {width} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
+            )
+        rows = len(X) if is_series(X) else getattr(X, "shape", (None,))[0]
+        data = load_checked(
+            X, np.zeros(rows if rows is not None else 0), n_features=self.n_features_in_
+        )
+        scores = np.asarray(data.X @ self.coef_, dtype=float).ravel()
+        if getattr(self, "solver_", None) == "dp-scd":
+            # DP-SCD fits the model on rows normalised to unit L2 norm: apply it to them
+            scores = scores * row_scales(data.X)
+        return scores + self.intercept_
+
+    # -- persistence --------------------------------------------------------------------
+
+    def save(self, path) -> Path:
+        """Write the fitted model to ``path`` as JSON (see :func:`~dpglm.estimators.load_model`).
+
+        The file holds the class, the hyperparameters, the coefficients, the
+        classes and the privacy report; a persistent budget is recorded by
+        the absolute path of its ledger and its dataset, an in-memory one as
+        ``{"ledger": null}`` (it cannot outlive the process).
+        ``random_state`` is saved as null: a model file is meant to be
+        published, and whoever knows a fit's seed can recompute its noise and
+        take it off the coefficients. No pickle is involved.
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        return save_model(self, path)
+
+
+def _with_label_assumption(report, classes, public):
+    """``report`` with a line on where the label set, released in ``classes_``, comes from."""
+    if public:
+        line = f"label set {preview(classes)} given as classes (public, fixed without the data)"
+    else:
+        line = (
+            f"label set {preview(classes)} read from the data and released (classes_, the "
+            "model file): covered by the guarantee only if it is public (give classes= to fix "
+            "it without the data)"
+        )
+    return dataclasses.replace(report, assumptions=(*report.assumptions, line))
+
+
+#: the parameters of every estimator, for their docstrings
+COMMON_PARAMETERS_DOC = """
+    epsilon : float, default=1.0
+        Privacy of the fit (``inf``: the non-private optimum).
+    delta : float or None, default=None
+        ``None``: ``1 / n**2`` from the number of records.
+    budget : PrivacyBudget, optional
+        Shared budget charged by every fit.
+    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd"}, default="auto"
+    clip : float, default=1.0
+        Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
+        sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD).
+    passes : float, optional
+        Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
+        None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs
+        until its budget is spent; ``passes`` caps its steps.
+    step : float, optional
+        Step-size factor; solver default when None.
+    batch_size : int, optional
+        Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
+        ``min(256, max(1, n // 20))``.
+    feature_bounds : float or array-like, optional
+        Public bounds on ``|X_ij|`` (coordinate solvers).
+    smoothness : {"auto", "bounds", "private", "data"}, default="auto"
+        Source of the coordinate-wise smoothness constants.
+    solver_options : dict, optional
+        Further keyword arguments of the solver function.
+    fit_intercept : bool, default=True
+    random_state : None, int or numpy Generator
+"""
+
+
+def store_params(estimator, values):
+    """Set each ``__init__`` argument in ``values`` (its ``locals()``) on ``estimator``."""
+    # scikit-learn reads hyperparameters back by the __init__ signature: store each
+    # argument as given, unvalidated (validation happens in fit)
+    for name, value in values.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)

@@ -1,0 +1,243 @@
+"""Fitted estimators saved as JSON and loaded back; no pickle is involved.
+
+:func:`save_model` writes the file (every estimator's ``save`` calls it),
+:func:`load_model` reads it; :func:`load_model` describes the format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from dpglm.data.labels import BinaryLabels
+from dpglm.exceptions import UnreadableFileError
+from dpglm.privacy.report import PrivacyReport
+
+MODEL_FORMAT = "dpglm-model"
+MODEL_FORMAT_VERSION = 1
+
+
+def save_model(model, path) -> Path:
+    """Write the fitted ``model`` to ``path`` as JSON: the work of its ``save`` method.
+
+    Parameters
+    ----------
+    model : dpglm estimator
+        Fitted.
+    path : str or path-like
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    check_is_fitted(model, "coef_")
+    params = model.get_params(deep=False)
+    budget = params.pop("budget", None)
+    document = {
+        "format": MODEL_FORMAT,
+        "version": MODEL_FORMAT_VERSION,
+        "estimator": type(model).__name__,
+        "params": _params_document(params),
+        "budget": _budget_reference(budget),
+        "coef": model.coef_.tolist(),
+        "intercept": model.intercept_,
+        "n_features_in": model.n_features_in_,
+        "feature_names_in": (
+            None
+            if getattr(model, "feature_names_in_", None) is None
+            else [str(v) for v in model.feature_names_in_]
+        ),
+        "classes": (
+            None if model._task != "classification" else _jsonable(model.classes_.tolist())
+        ),
+        "solver": model.solver_,
+        "n_iter": model.n_iter_,
+        "delta": model.delta_,
+        "privacy_report": model.privacy_report_.to_dict(),
+    }
+    path = Path(path)
+    path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def load_model(path):
+    """Rebuild a fitted estimator from the JSON written by its ``save`` method.
+
+    The format (``"format": "dpglm-model"``, ``"version": 1``) holds
+    ``estimator`` (class name), ``params`` (hyperparameters; infinite values as
+    the strings ``"inf"``), ``budget`` (``null``; ``{"ledger": null}`` for an
+    in-memory budget, which is not restored; or the absolute ledger path and
+    the dataset of a persistent budget, reopened), ``coef``, ``intercept``,
+    ``n_features_in``, ``feature_names_in``, ``classes``, ``solver``,
+    ``n_iter``, ``delta`` and ``privacy_report``
+    (:meth:`PrivacyReport.to_dict`). No pickle is involved.
+
+    Raises
+    ------
+    UnreadableFileError
+        The file is missing, not JSON, not a dpglm model, of another format
+        version, names an unknown estimator or lacks a field.
+
+    Warns
+    -----
+    UserWarning
+        The model was fitted with a budget that cannot be restored (an
+        in-memory one, or a ledger file that no longer exists): the loaded
+        model has ``budget=None``, so refitting it is not charged.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from dpglm.estimators import DPRidge
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (500, 2))
+    >>> model = DPRidge(feature_bounds=1.0, random_state=0).fit(X, X[:, 0])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+    >>> _ = model.save(path)
+    >>> again = load_model(path)
+    >>> bool(np.array_equal(again.predict(X), model.predict(X)))
+    True
+    """
+    path = Path(path)
+    where = repr(str(path))
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UnreadableFileError(f"cannot read a dpglm model from {where}: {err}") from err
+    if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
+        raise UnreadableFileError(
+            f'{where} is not a dpglm model file (no "format": "{MODEL_FORMAT}" tag)'
+        )
+    version = document.get("version")
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+        raise UnreadableFileError(
+            f"{where} has model format version {version!r}; this dpglm reads version "
+            f"{MODEL_FORMAT_VERSION}"
+        )
+    # the estimators build on this module (their save method): their catalogue is
+    # read when a file is loaded
+    from dpglm.estimators import ESTIMATORS
+
+    cls = ESTIMATORS.get(document.get("estimator"))
+    if cls is None:
+        raise UnreadableFileError(
+            f"{where} names an unknown estimator {document.get('estimator')!r}; known: "
+            f"{sorted(ESTIMATORS)}"
+        )
+    try:
+        model = _rebuild(cls, document)
+    except (KeyError, TypeError, ValueError) as err:
+        detail = f"missing field {err}" if isinstance(err, KeyError) else str(err)
+        raise UnreadableFileError(f"{where} is not a valid dpglm model file: {detail}") from err
+    model.budget = _reopen_budget(document.get("budget"), where)
+    return model
+
+
+def _rebuild(cls, document):
+    params = _from_json_numbers(document["params"])
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be an object, got {type(params).__name__}")
+    params.pop("budget", None)
+    model = cls(**params)
+    coef = np.asarray(document["coef"], dtype=float)
+    n_features = document["n_features_in"]
+    if type(n_features) is not int or coef.shape != (n_features,):
+        raise ValueError(f"coef has shape {coef.shape}, n_features_in is {n_features!r}")
+    model.coef_ = coef
+    model.intercept_ = float(_from_json_numbers(document["intercept"]))
+    model.n_features_in_ = n_features
+    names = document.get("feature_names_in")
+    if names is not None:
+        if len(names) != n_features or not all(isinstance(v, str) for v in names):
+            raise ValueError(f"feature_names_in must be {n_features} strings, got {names!r}")
+        model.feature_names_in_ = np.asarray(names, dtype=object)
+    if cls._task == "classification":
+        model.classes_ = np.asarray(document["classes"])
+        BinaryLabels(model.classes_)  # two distinct classes in sorted order
+        public = model._public_labels()
+        if public is not None and public.classes.tolist() != model.classes_.tolist():
+            raise ValueError(
+                f"classes {model.classes_.tolist()!r} differ from the classes parameter "
+                f"{params['classes']!r}"
+            )
+    model.solver_ = str(document["solver"])
+    model.n_iter_ = int(document["n_iter"])
+    model.delta_ = float(document["delta"])
+    model.privacy_report_ = PrivacyReport.from_dict(document["privacy_report"])
+    return model
+
+
+def _from_json_numbers(value):
+    if isinstance(value, dict):
+        return {k: _from_json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json_numbers(v) for v in value]
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
+
+
+def _reopen_budget(reference, where):
+    if reference is None:
+        return None
+    ledger = reference.get("ledger") if isinstance(reference, dict) else None
+    if ledger is None:
+        warnings.warn(
+            f"the model in {where} was fitted with an in-memory PrivacyBudget, which is not "
+            "saved: the loaded model has budget=None, so refitting it is not charged to any "
+            "budget",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    from dpglm.privacy.budget import PrivacyBudget
+
+    if not Path(ledger).exists():
+        warnings.warn(
+            f"the budget ledger {ledger} of the model in {where} no longer exists: the "
+            "loaded model has budget=None, so refitting it is not charged to any budget",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return PrivacyBudget.open(ledger, dataset=reference.get("dataset"))
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    return value
+
+
+def _params_document(params):
+    document = {}
+    for name, value in params.items():
+        if name == "random_state":
+            value = None  # the seed would give the fit's noise away (see save)
+        value = _jsonable(value)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"cannot save parameter {name}={value!r} as JSON ({err})") from err
+        document[name] = value
+    return document
+
+
+def _budget_reference(budget):
+    if budget is None:
+        return None
+    if budget.persistent:
+        return {"ledger": str(Path(budget.ledger_path).resolve()), "dataset": budget.dataset}
+    return {"ledger": None}

@@ -1,0 +1,145 @@
+"""The regressors: least squares, ridge, LASSO and elastic net under differential privacy."""
+
+from __future__ import annotations
+
+from sklearn.base import RegressorMixin
+
+from dpglm.estimators.base import COMMON_PARAMETERS_DOC, DPLinearModel, store_params
+from dpglm.estimators.validation import check_alpha
+from dpglm.penalties import L1, L2, ElasticNet, NoPenalty
+
+
+class _Regressor(RegressorMixin, DPLinearModel):
+    def predict(self, X):
+        """Predicted targets ``X w + b``."""
+        return self._decision(X)
+
+
+class DPLinearRegression(_Regressor):
+    __doc__ = (
+        """Least squares under differential privacy.
+
+    Parameters
+    ----------"""
+        + COMMON_PARAMETERS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (5000, 2))
+    >>> y = X @ [1.0, -1.0]
+    >>> model = DPLinearRegression(feature_bounds=1.0, clip=2.0, random_state=0).fit(X, y)
+    >>> np.round(model.coef_, 1)
+    array([ 1., -1.])
+    """
+    )
+
+    def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
+                 passes=None, step=None, batch_size=None, feature_bounds=None,
+                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 random_state=None):  # fmt: skip
+        store_params(self, locals())
+
+    def _datafit(self):
+        return "squared"
+
+    def _penalty(self):
+        return NoPenalty()
+
+
+class DPRidge(_Regressor):
+    __doc__ = (
+        """Ridge regression (least squares + ``alpha / 2 ||w||^2``) under differential privacy.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0"""
+        + COMMON_PARAMETERS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (5000, 2))
+    >>> model = DPRidge(alpha=0.01, feature_bounds=1.0, random_state=0).fit(X, X[:, 0])
+    >>> model.coef_.shape
+    (2,)
+    """
+    )
+
+    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
+                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
+                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 random_state=None):  # fmt: skip
+        store_params(self, locals())
+
+    def _datafit(self):
+        return "squared"
+
+    def _penalty(self):
+        return L2(check_alpha(self.alpha))
+
+
+class DPLasso(_Regressor):
+    __doc__ = (
+        """LASSO (least squares + ``alpha ||w||_1``) under differential privacy.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0"""
+        + COMMON_PARAMETERS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (5000, 20))
+    >>> model = DPLasso(alpha=0.05, feature_bounds=1.0, random_state=0).fit(X, 2 * X[:, 3])
+    >>> model.solver_, int(np.argmax(np.abs(model.coef_)))
+    ('dp-gcd', 3)
+    """
+    )
+
+    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
+                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
+                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 random_state=None):  # fmt: skip
+        store_params(self, locals())
+
+    def _datafit(self):
+        return "squared"
+
+    def _penalty(self):
+        return L1(check_alpha(self.alpha))
+
+
+class DPElasticNet(_Regressor):
+    __doc__ = (
+        """Elastic net under differential privacy.
+
+    Penalty ``alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+    l1_ratio : float, default=0.5"""
+        + COMMON_PARAMETERS_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (5000, 4))
+    >>> DPElasticNet(alpha=0.01, feature_bounds=1.0, random_state=0).fit(X, X[:, 0]).solver_
+    'dp-gcd'
+    """
+    )
+
+    def __init__(self, alpha=1.0, l1_ratio=0.5, *, epsilon=1.0, delta=None, budget=None,
+                 solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
+                 feature_bounds=None, smoothness="auto", solver_options=None,
+                 fit_intercept=True, random_state=None):  # fmt: skip
+        store_params(self, locals())
+
+    def _datafit(self):
+        return "squared"
+
+    def _penalty(self):
+        return ElasticNet(check_alpha(self.alpha), self.l1_ratio)

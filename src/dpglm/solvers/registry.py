@@ -1,0 +1,694 @@
+"""The solver registry: every private solver declared once, and found by name.
+
+Each solver module declares its solvers in a module-level ``SOLVER`` (a
+:class:`Solver`, or a tuple of them for a module with several): the name
+(``"dp-cd"``), a one-line summary, the fit function, the problems it accepts
+(:meth:`Solver.accepts`), its hyperparameters and their defaults (those of the
+fit function, read from its signature), the plan a fit will charge
+(:meth:`Solver.plan`, from public facts only) and how the estimators' common
+settings become its keyword arguments (:class:`EstimatorMapping`). The
+registry finds them on first use: every module of :mod:`dpglm.solvers` that
+defines ``SOLVER`` is registered, so adding a solver is adding one module.
+
+The fit function and :meth:`Solver.plan` build the fit's template plan with
+the same function of the solver module (its ``prepare``), from the problem's
+public shape (:class:`ProblemShape`) and the hyperparameters: the plan a
+hyperparameter search accounts before it reads the data is, by construction,
+the plan the fit charges.
+
+The estimators (``solver=``), :class:`~dpglm.tuning.PrivateSearchCV`, the
+command line (``dpglm demo``, ``dpglm compare``) and the benchmarks find their
+solvers here. The estimators offer the solvers with an estimator mapping
+(DP-CD, DP-GCD, DP-SGD, DP-SCD, DP-AGD, and ``"auto"``, :func:`choose_solver`);
+DP-GD, DP-FW and DP-BCFW are registered for the command line, the benchmarks
+and direct use. The vertical Frank-Wolfe of :mod:`dpglm.distributed` takes
+parties rather than a problem and is not registered.
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpglm.penalties import L2
+>>> from dpglm.solvers.registry import ProblemShape, get_solver
+>>> shape = ProblemShape(1000, 5, "logistic", L2(0.01), fit_intercept=True)
+>>> solver = get_solver("dp-cd")
+>>> solver.summary
+'private randomized proximal coordinate descent (Mangold et al. 2022)'
+>>> solver.accepts(shape) is None, solver.defaults["passes"]
+(True, 5.0)
+>>> plan = solver.plan(
+...     shape, epsilon=1.0, delta=1e-6, passes=2, feature_bounds=1.0, smoothness="private"
+... )
+>>> [(e.kind, e.count) for e in plan.events], plan.neighbouring
+([('laplace', 5), ('gaussian', 12)], 'replace_one')
+>>> get_solver("dp-scd").accepts(shape).split(":")[0]
+'DP-SCD does not fit an intercept (fit_intercept=True)'
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import math
+import pkgutil
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from dpglm.access import in_memory_refusal
+from dpglm.datafits import Datafit, get_datafit
+from dpglm.penalties import NoPenalty, Penalty, get_penalty
+from dpglm.privacy.events import PrivacyPlan
+from dpglm.privacy.spending import Spent, calibrate_cached, spend
+
+__all__ = [
+    "EstimatorMapping",
+    "FitPlan",
+    "ProblemShape",
+    "Settings",
+    "Solver",
+    "choose_solver",
+    "default_batch_size",
+    "default_passes",
+    "estimator_solvers",
+    "get_solver",
+    "registered_solvers",
+    "smoothness_source",
+]
+
+#: arguments of a fit function that are not hyperparameters: where the fit runs and is
+#: charged, not what it releases (they never change its plan)
+RUNTIME = ("budget", "random_state", "secure")
+
+
+# -- the problem, as the solvers may see it before reading the data ------------------------
+
+
+@dataclass(frozen=True)
+class ProblemShape:
+    """The public facts of a problem: what a solver may read before its budget is charged.
+
+    Sizes, datafit, penalty, intercept, whether the features are sparse, and
+    whether the records are in this process or in row chunks. A solver's
+    checks and its plan read nothing else of a problem, so they run on a
+    shape as on the :class:`~dpglm.problem.Problem` itself.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        ``n_samples`` is public (replace-one neighbours).
+    datafit : Datafit or str
+    penalty : Penalty or str or None, default=None
+    fit_intercept : bool, default=False
+    sparse : bool, default=False
+        Whether the features are a sparse matrix.
+    chunked : bool, default=False
+        Whether the records live in row chunks
+        (a :class:`~dpglm.distributed.data_parallel.ShardedProblem`), which
+        the solvers that need every record in this process refuse.
+
+    Examples
+    --------
+    >>> shape = ProblemShape(100, 3, "squared", "l2", fit_intercept=True)
+    >>> shape.n_coords, shape.penalty, shape.in_memory("DP-CD") is shape
+    (4, L2(alpha=0.0), True)
+    >>> ProblemShape(100, 3, "squared", chunked=True).in_memory("DP-CD")
+    Traceback (most recent call last):
+    ...
+    TypeError: DP-CD needs an in-memory Problem: each of its steps needs state fresh from the previous one, a round trip to the row chunks per step; use a data-parallel solver (dp_gcd, dp_agd, dp_gd, dp_fw, dp_bcfw, dp_sgd) on a ShardedProblem (see dpglm.distributed.data_parallel)
+    """  # noqa: E501
+
+    n_samples: int
+    n_features: int
+    datafit: Datafit
+    penalty: Penalty = None
+    fit_intercept: bool = False
+    sparse: bool = False
+    chunked: bool = False
+
+    def __post_init__(self):
+        for name in ("n_samples", "n_features"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        # the names and instances a Problem takes, normalised as it normalises them
+        object.__setattr__(self, "datafit", get_datafit(self.datafit))
+        penalty = NoPenalty() if self.penalty is None else get_penalty(self.penalty)
+        object.__setattr__(self, "penalty", penalty)
+        for name in ("fit_intercept", "sparse", "chunked"):
+            object.__setattr__(self, name, bool(getattr(self, name)))
+
+    @classmethod
+    def of(cls, problem) -> ProblemShape:
+        """The shape of ``problem`` (a Problem, a ShardedProblem or a shape), without its data.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpglm.problem import Problem
+        >>> ProblemShape.of(Problem(np.eye(3), np.zeros(3), "squared"))
+        ProblemShape(3x3 dense, datafit=Squared(), penalty=NoPenalty(), fit_intercept=False)
+        """
+        if isinstance(problem, cls):
+            return problem
+        # the problem's own answer to the question the solvers ask (no record is read)
+        try:
+            problem.in_memory("ProblemShape")
+        except TypeError:
+            chunked = True
+        else:
+            chunked = False
+        return cls(
+            int(problem.n_samples),
+            int(problem.n_features),
+            problem.datafit,
+            problem.penalty,
+            fit_intercept=problem.fit_intercept,
+            sparse=problem.sparse,
+            chunked=chunked,
+        )
+
+    @property
+    def n_coords(self) -> int:
+        """Coefficients plus the intercept, when fitted."""
+        return self.n_features + int(self.fit_intercept)
+
+    def in_memory(self, solver: str) -> ProblemShape:
+        """Itself when every record is in this process; else the refusal of a ShardedProblem."""
+        if self.chunked:
+            raise TypeError(in_memory_refusal(solver))
+        return self
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.sparse else "dense"
+        where = " in row chunks" if self.chunked else ""
+        return (
+            f"ProblemShape({self.n_samples}x{self.n_features} {kind}{where}, "
+            f"datafit={self.datafit!r}, penalty={self.penalty!r}, "
+            f"fit_intercept={self.fit_intercept})"
+        )
+
+
+# -- what a fit will charge ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """A fit's template plan and how it is calibrated: what :func:`spend` will charge.
+
+    Built by a solver module's ``prepare`` from the problem's shape and the
+    hyperparameters, before any record is read; the fit function spends it
+    (:meth:`spend`) and :meth:`Solver.plan` calibrates it (:meth:`calibrated`),
+    the same calibration.
+
+    Attributes
+    ----------
+    template : PrivacyPlan
+        The solver's events, with template noise multipliers.
+    epsilon, delta : float
+        The fit's target, validated.
+    accountant : str
+        The accountant of the calibration and of the report.
+    leaks : tuple of str
+        The :class:`~dpglm.exceptions.PrivacyLeakWarning` messages the fit
+        issues before its charge (e.g. smoothness constants read from the data),
+        known from the settings alone.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent
+    >>> template = PrivacyPlan([GaussianEvent(noise_multiplier=1.0, count=100)])
+    >>> plan = FitPlan(template, 1.0, 1e-6, "auto").calibrated()
+    >>> round(plan.events[0].noise_multiplier, 1)
+    42.2
+    """
+
+    template: PrivacyPlan
+    epsilon: float
+    delta: float
+    accountant: str = "auto"
+    leaks: tuple = ()
+
+    def calibrated(self) -> PrivacyPlan:
+        """The calibrated plan, as :func:`spend` calibrates it (the plan the fit charges)."""
+        return calibrate_cached(self.template, self.epsilon, self.delta, self.accountant).plan
+
+    def spend(self, **kwargs) -> Spent:
+        """:func:`~dpglm.privacy.spending.spend` of this plan (``budget``, ``label``, ...)."""
+        return spend(
+            self.template,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant=self.accountant,
+            **kwargs,
+        )
+
+
+# -- the estimators' settings --------------------------------------------------------------
+
+
+def default_batch_size(n_samples: int) -> int:
+    """The estimators' batch size when ``batch_size=None``: ``min(256, max(1, n // 20))``.
+
+    Examples
+    --------
+    >>> default_batch_size(569), default_batch_size(100_000)
+    (28, 256)
+    """
+    return min(256, max(1, n_samples // 20))
+
+
+def smoothness_source(smoothness: str, feature_bounds) -> str:
+    """The estimators' ``smoothness``: ``"auto"`` is the private estimate with bounds, else data.
+
+    Public bounds alone give ``M_j = curvature * B_j**2``, an upper bound that is
+    loose for sparse or skewed columns (steps too small by the column's
+    density); the estimate of the DP-CD paper costs a share of the budget and
+    recovers the actual constants. (The solvers' own ``"auto"`` uses the bounds
+    alone.)
+
+    Examples
+    --------
+    >>> smoothness_source("auto", 1.0), smoothness_source("auto", None)
+    ('private', 'data')
+    >>> smoothness_source("bounds", 1.0)
+    'bounds'
+    """
+    if smoothness != "auto":
+        return smoothness
+    return "data" if feature_bounds is None else "private"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The estimators' common solver settings, their hyperparameters of the same names.
+
+    ``None`` leaves the choice to the solver's :class:`EstimatorMapping`:
+    ``passes`` its default work, ``batch_size`` :func:`default_batch_size`,
+    ``step`` the solver's default.
+
+    Examples
+    --------
+    >>> settings = Settings(clip=2.0, passes=3)
+    >>> settings.passes, settings.step, settings.smoothness
+    (3, None, 'auto')
+    """
+
+    clip: float = 1.0
+    passes: float | None = None
+    step: float | None = None
+    batch_size: int | None = None
+    feature_bounds: object = None
+    smoothness: str = "auto"
+
+
+@dataclass(frozen=True)
+class EstimatorMapping:
+    """How the estimators' :class:`Settings` become a solver's keyword arguments.
+
+    Parameters
+    ----------
+    passes : float, optional
+        The work when ``passes=None`` (:data:`~dpglm.estimators.DEFAULT_PASSES`);
+        None: the solver decides (DP-AGD runs until its budget is spent).
+    work : {"passes", "n_iter", "max_iter"}, default="passes"
+        The keyword that takes the work: ``passes`` as it is, or a number of
+        steps ``max(1, round(passes))``.
+    unit : str, default="passes"
+        What the work counts, for descriptions (``"greedy steps"``).
+    clip : str, default="clip"
+        The keyword that takes ``clip``.
+    step : bool, default=True
+        Whether the solver takes ``step``; if not, a given ``step`` is refused.
+    batch_size : bool, default=False
+        Whether it takes ``batch_size`` (capped at ``n_samples``).
+    smoothness : bool, default=False
+        Whether it takes ``smoothness`` (the estimators' rule,
+        :func:`smoothness_source`) and ``feature_bounds``.
+
+    Examples
+    --------
+    >>> EstimatorMapping(passes=20, work="n_iter", unit="greedy steps", smoothness=True).unit
+    'greedy steps'
+    """
+
+    passes: float | None = None
+    work: str = "passes"
+    unit: str = "passes"
+    clip: str = "clip"
+    step: bool = True
+    batch_size: bool = False
+    smoothness: bool = False
+
+    def __post_init__(self):
+        if self.work not in ("passes", "n_iter", "max_iter"):
+            raise ValueError(f"work must be 'passes', 'n_iter' or 'max_iter', got {self.work!r}")
+
+
+# -- a solver ------------------------------------------------------------------------------
+
+
+def _keyword_parameters(function) -> dict:
+    return {
+        name: parameter
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+@dataclass(frozen=True)
+class Solver:
+    """One private solver, as the registry knows it.
+
+    Parameters
+    ----------
+    name : str
+        E.g. ``"dp-cd"``; what ``solver=`` and the command line take.
+    summary : str
+        One line.
+    fit : callable
+        The solver function, ``fit(problem, *, epsilon, delta, <hyperparameters>,
+        budget=None, accountant=..., random_state=None, secure=False) -> FitResult``.
+    prepare : callable
+        ``prepare(problem, *, epsilon, delta, <hyperparameters>)``: the fit's
+        checks, in its order, and its setup, whose ``fit_plan`` is a
+        :class:`FitPlan`; it reads the problem's shape only, and the fit
+        function calls it before anything else.
+    check : callable
+        ``check(problem)``: raises the fit's refusal of a problem (loss,
+        penalty, intercept, in-memory records) with the fit's message.
+    estimator : EstimatorMapping, optional
+        How the estimators' settings map to its keyword arguments; None: the
+        estimators do not offer it.
+    order : int, default=100
+        Position in :func:`registered_solvers` (then by name).
+    row_normalised : bool, default=False
+        The model is fitted on, and applies to, rows normalised to unit L2
+        norm (DP-SCD): predictions normalise rows too.
+
+    Examples
+    --------
+    >>> solver = get_solver("dp-sgd")
+    >>> solver.hyperparameters[:3], solver.estimator.passes
+    (('passes', 'step', 'clip'), 10.0)
+    """
+
+    name: str
+    summary: str
+    fit: Callable = field(repr=False)
+    prepare: Callable = field(repr=False)
+    check: Callable = field(repr=False)
+    estimator: EstimatorMapping | None = None
+    order: int = 100
+    row_normalised: bool = False
+
+    # -- hyperparameters ------------------------------------------------------------------
+
+    @functools.cached_property
+    def hyperparameters(self) -> tuple:
+        """Names of the fit function's hyperparameters (keyword-only, ``accountant`` included)."""
+        return tuple(
+            name
+            for name in _keyword_parameters(self.fit)
+            if name not in ("epsilon", "delta", *RUNTIME)
+        )
+
+    @functools.cached_property
+    def defaults(self) -> Mapping:
+        """The hyperparameters with a default, and their defaults: the fit function's own."""
+        parameters = _keyword_parameters(self.fit)
+        return MappingProxyType(
+            {
+                name: parameters[name].default
+                for name in self.hyperparameters
+                if parameters[name].default is not inspect.Parameter.empty
+            }
+        )
+
+    # -- problems -------------------------------------------------------------------------
+
+    def accepts(self, shape) -> str | None:
+        """``None`` if the solver fits problems of this shape, else the fit's refusal.
+
+        Parameters
+        ----------
+        shape : ProblemShape or Problem
+
+        Returns
+        -------
+        str or None
+            The message the fit raises on such a problem.
+
+        Examples
+        --------
+        >>> from dpglm.penalties import L1
+        >>> print(get_solver("dp-gd").accepts(ProblemShape(10, 2, "squared", L1(1.0))))
+        DP-GD takes no penalty or an L2 penalty; L1(alpha=1.0) has an L1 part, bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)
+        """  # noqa: E501
+        try:
+            self.check(ProblemShape.of(shape))
+        except (TypeError, ValueError) as err:
+            return str(err)
+        return None
+
+    # -- plans ----------------------------------------------------------------------------
+
+    def _setup(self, shape, epsilon, delta, params):
+        fit = self.fit.__name__
+        for name in params:
+            if name in RUNTIME:
+                raise TypeError(
+                    f"{name!r} is an argument of {fit}() that does not change its plan; "
+                    "give the hyperparameters only"
+                )
+            if name not in self.hyperparameters:
+                raise TypeError(f"{fit}() got an unexpected keyword argument {name!r}")
+        values = {**self.defaults, **params}
+        missing = [name for name in self.hyperparameters if name not in values]
+        if missing:
+            raise TypeError(f"{fit}() missing 1 required keyword-only argument: {missing[0]!r}")
+        # the hyperparameters that change nothing before the charge (e.g. DP-CD's
+        # averaging) are not the plan's
+        wanted = _keyword_parameters(self.prepare)
+        return self.prepare(
+            ProblemShape.of(shape),
+            epsilon=epsilon,
+            delta=delta,
+            **{name: value for name, value in values.items() if name in wanted},
+        )
+
+    def fit_plan(self, shape, *, epsilon: float, delta: float, **params) -> FitPlan:
+        """The :class:`FitPlan` of a fit of a problem of this shape (nothing is read or drawn).
+
+        Raises what the fit raises before its charge (a refused problem, a bad
+        hyperparameter), with the fit's message.
+        """
+        return self._setup(shape, epsilon, delta, params).fit_plan
+
+    def plan(self, shape, *, epsilon: float, delta: float, **params) -> PrivacyPlan:
+        """The calibrated plan a fit will charge, from public facts only.
+
+        Parameters
+        ----------
+        shape : ProblemShape or Problem
+            Only its shape is read.
+        epsilon, delta : float
+            The fit's target.
+        **params
+            Hyperparameters of the fit function (``accountant`` included);
+            the others take the fit function's defaults.
+
+        Returns
+        -------
+        PrivacyPlan
+            Event for event the plan the fit charges to its budget.
+
+        Examples
+        --------
+        >>> shape = ProblemShape(2000, 5, "squared", "l2")
+        >>> plan = get_solver("dp-sgd").plan(shape, epsilon=1.0, delta=1e-6, batch_size=100)
+        >>> (event,) = plan.events
+        >>> event.kind, event.count, event.rate
+        ('sampled_gaussian', 100, 0.05)
+        """
+        return self.fit_plan(shape, epsilon=epsilon, delta=delta, **params).calibrated()
+
+    def leaks(self, shape, *, epsilon: float, delta: float, **params) -> tuple:
+        """The privacy leaks a fit reports before its charge, known from its settings.
+
+        Examples
+        --------
+        >>> shape = ProblemShape(2000, 5, "squared", "l2")
+        >>> get_solver("dp-cd").leaks(shape, epsilon=1.0, delta=1e-6)[0][:52]
+        'coordinate-wise smoothness constants M_j computed fr'
+        >>> get_solver("dp-cd").leaks(shape, epsilon=1.0, delta=1e-6, feature_bounds=1.0)
+        ()
+        """
+        return self.fit_plan(shape, epsilon=epsilon, delta=delta, **params).leaks
+
+    # -- the estimators -------------------------------------------------------------------
+
+    def arguments(self, settings: Settings, shape, options=None) -> dict:
+        """The keyword arguments of an estimator's fit: its settings, then ``solver_options``.
+
+        ``epsilon``, ``delta``, ``budget`` and ``random_state`` are the
+        estimator's own and not included; an option that sets any of them, or
+        a keyword the settings set, is refused as the fit function refuses it.
+
+        Examples
+        --------
+        >>> shape = ProblemShape(569, 30, "logistic", "l2")
+        >>> get_solver("dp-sgd").arguments(Settings(passes=5), shape)
+        {'clip': 1.0, 'passes': 5, 'batch_size': 28}
+        >>> get_solver("dp-agd").arguments(Settings(passes=40.4), shape, {"splits": 20})
+        {'clip_grad': 1.0, 'max_iter': 40, 'splits': 20}
+        """
+        mapping = self.estimator
+        if mapping is None:
+            raise ValueError(f"{self.name} is not available to the estimators")
+        if settings.step is not None and not mapping.step:
+            raise ValueError(
+                f"step={settings.step!r}: {self.name.upper()} has no step size to set (DP-SCD's "
+                "hyperparameters are batch_size and clip, DP-AGD chooses its steps "
+                "privately); leave step=None"
+            )
+        arguments = {mapping.clip: settings.clip}
+        if settings.step is not None:
+            arguments["step"] = settings.step
+        passes = mapping.passes if settings.passes is None else settings.passes
+        if passes is not None:
+            arguments[mapping.work] = passes if mapping.work == "passes" else max(1, round(passes))
+        if mapping.batch_size:
+            batch = settings.batch_size or default_batch_size(shape.n_samples)
+            arguments["batch_size"] = min(batch, shape.n_samples)
+        if mapping.smoothness:
+            arguments["smoothness"] = smoothness_source(
+                settings.smoothness, settings.feature_bounds
+            )
+            arguments["feature_bounds"] = settings.feature_bounds
+        for name in options or {}:
+            if name in arguments or name in ("epsilon", "delta", "budget", "random_state"):
+                # the message of a fit function given the same keyword twice
+                raise TypeError(
+                    f"{self.fit.__module__}.{self.fit.__qualname__}() got multiple values for "
+                    f"keyword argument {name!r}"
+                )
+        return {**arguments, **(options or {})}
+
+
+# -- the registry --------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+_REGISTRY: dict = {}
+
+
+def _discover() -> dict:
+    """Every ``SOLVER`` of the modules of :mod:`dpglm.solvers`, by name (imported once)."""
+    if _REGISTRY:
+        return _REGISTRY
+    with _LOCK:
+        if _REGISTRY:
+            return _REGISTRY
+        package = importlib.import_module("dpglm.solvers")
+        found = {}
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("_") or info.name == "registry":
+                continue
+            module = importlib.import_module(f"dpglm.solvers.{info.name}")
+            declared = getattr(module, "SOLVER", ())
+            for solver in declared if isinstance(declared, tuple) else (declared,):
+                if not isinstance(solver, Solver):
+                    raise TypeError(f"{module.__name__}.SOLVER must hold Solver objects")
+                if solver.name in found:
+                    raise ValueError(f"two solvers are named {solver.name!r}")
+                found[solver.name] = solver
+        _REGISTRY.update(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
+    return _REGISTRY
+
+
+def registered_solvers() -> Mapping:
+    """Every registered solver, by name, in listing order.
+
+    Examples
+    --------
+    >>> list(registered_solvers())
+    ['dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd', 'dp-gd', 'dp-fw', 'dp-bcfw']
+    """
+    return MappingProxyType(_discover())
+
+
+def get_solver(name: str) -> Solver:
+    """The registered solver called ``name``.
+
+    Examples
+    --------
+    >>> get_solver("dp-gcd").fit.__name__
+    'dp_gcd'
+    >>> get_solver("dp_gcd")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown solver 'dp_gcd'; registered: dp-cd, dp-gcd, dp-sgd, dp-scd, dp-agd, dp-gd, dp-fw, dp-bcfw
+    """  # noqa: E501
+    found = _discover()
+    try:
+        return found[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown solver {name!r}; registered: {', '.join(found)}") from None
+
+
+def estimator_solvers() -> tuple:
+    """The names of the solvers the estimators offer (those with an estimator mapping).
+
+    Examples
+    --------
+    >>> estimator_solvers()
+    ('dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd')
+    """
+    return tuple(name for name, solver in _discover().items() if solver.estimator is not None)
+
+
+def default_passes() -> dict:
+    """The estimators' work per solver when ``passes=None`` (the solvers that have one).
+
+    Passes over the data for DP-CD, DP-SGD and DP-SCD, greedy steps for DP-GCD
+    (each reads the whole gradient); DP-AGD runs until its budget is spent.
+
+    Examples
+    --------
+    >>> default_passes()
+    {'dp-cd': 20.0, 'dp-gcd': 20, 'dp-sgd': 10.0, 'dp-scd': 10.0}
+    """
+    return {
+        name: solver.estimator.passes
+        for name, solver in _discover().items()
+        if solver.estimator is not None and solver.estimator.passes is not None
+    }
+
+
+def choose_solver(shape) -> str:
+    """The solver ``solver="auto"`` uses, from the loss, the penalty and the shape only.
+
+    ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or
+    ``p >= n`` (greedy steps find the few coordinates that matter, and each
+    costs one selection); ``"dp-sgd"`` otherwise, the hinge loss included (not
+    smooth: no coordinate-wise steps).
+
+    Parameters
+    ----------
+    shape : ProblemShape or Problem
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1, L2
+    >>> choose_solver(ProblemShape(10, 3, "squared", L1(0.1)))
+    'dp-gcd'
+    >>> choose_solver(ProblemShape(10, 3, "squared", L2(0.1)))
+    'dp-sgd'
+    """
+    if not math.isfinite(shape.datafit.curvature):
+        return "dp-sgd"
+    l1 = shape.penalty.prox_params(1)[0][0] if shape.penalty.separable else 0.0
+    if l1 > 0 or shape.n_features >= shape.n_samples:
+        return "dp-gcd"
+    return "dp-sgd"
