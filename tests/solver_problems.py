@@ -2,6 +2,9 @@
 
 import contextlib
 import logging
+import os
+import signal
+import time
 import zlib
 
 import numpy as np
@@ -58,10 +61,66 @@ def judge_mu_audit(bound, mu_claim, variant, power):
         assert bound.exceeds(mu_claim), f"half noise not caught: {bound} <= {mu_claim:.4f}"
 
 
+#: how long a cluster test waits for the cluster to reach a state (workers up, a killed one
+#: dropped, actors freed): generous, for a machine loaded by other work. The waits poll the
+#: cluster until the state holds; none asserts how fast it came
+CLUSTER_TIMEOUT = 300.0
+
+
+def wait_until(condition, what, timeout=CLUSTER_TIMEOUT):
+    """Poll ``condition()`` until it is true; if it is not after ``timeout`` seconds, fail
+    with ``what()``, the state it was waiting on."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what()}, still after {timeout:g} s")
+        time.sleep(0.05)
+
+
+def cluster_workers(client, n=2, timeout=CLUSTER_TIMEOUT):
+    """The sorted addresses of the cluster's workers, once the scheduler has exactly ``n``.
+
+    Asked of the scheduler (``Client.nthreads``), never read from
+    ``Client.scheduler_info()``: that returns the client's cache, which its periodic
+    refresh (every 2 s) can replace at any moment with a summary listing no worker.
+    """
+    client.wait_for_workers(n, timeout=timeout)
+    listed = []
+
+    def exactly_n():
+        listed[:] = sorted(client.nthreads())
+        return len(listed) == n
+
+    wait_until(exactly_n, lambda: f"the scheduler lists {listed}, not {n} workers", timeout)
+    return list(listed)
+
+
+def kill_worker(client, address, timeout=CLUSTER_TIMEOUT):
+    """SIGKILL the worker process at ``address`` and wait until the scheduler drops it."""
+    pid = client.run(os.getpid, workers=[address])[address]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(
+        lambda: address not in client.nthreads(),
+        lambda: f"worker {address} (pid {pid}) is listed after SIGKILL",
+        timeout,
+    )
+
+
+def actor_indices(client, index_of):
+    """``{worker address: sorted index_of(actor) of every actor it runs}``, asked of each
+    worker itself: where the parties or chunks really are."""
+
+    def indices(dask_worker):
+        return sorted(index_of(actor) for actor in dask_worker.state.actors.values())
+
+    return client.run(indices)
+
+
 @contextlib.contextmanager
 def local_client(workers=2):
     """A client of a real ``distributed.LocalCluster``: worker processes on loopback, one
-    thread each; the test is skipped where dask.distributed is not installed."""
+    thread each; the test is skipped where dask.distributed is not installed. The workers
+    are up and listed by the scheduler before the client is handed out."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
         n_workers=workers,
@@ -73,7 +132,7 @@ def local_client(workers=2):
     )
     client = distributed.Client(cluster)
     try:
-        client.wait_for_workers(workers, timeout=60)
+        cluster_workers(client, workers)
         yield client
     finally:
         client.close()

@@ -324,13 +324,22 @@ def test_budget_ledger_errors(capsys, tmp_path, fit_args):
 
 
 def test_fit_without_bounds_says_the_guarantee_does_not_hold(capsys, crime_csv, tmp_path):
-    status, out, err = call(
-        capsys, "fit", crime_csv, "--target", "target", "--model", "ridge", "--solver", "dp-cd",
-        "-o", tmp_path / "m.json", "-q",
-    )  # fmt: skip
-    assert status == 0
+    leaky = ["fit", crime_csv, "--target", "target", "--model", "ridge", "--solver", "dp-cd",
+             "-o", tmp_path / "m.json", "-q"]  # fmt: skip
+    status, out, err = call(capsys, *leaky)
+    assert status == 3  # the model is written, but the exit status carries the broken guarantee
+    assert (tmp_path / "m.json").exists()
     assert "WARNING: the guarantee does NOT hold" in out and "--feature-bounds" in out
     assert err.count("dpglm: privacy leak: ") == 1
+    last = err.strip().splitlines()[-1]
+    assert f"the model was written to {str(tmp_path / 'm.json')!r}" in last
+    assert "privacy guarantee does NOT hold" in last and "--accept-leak" in last
+    (tmp_path / "m.json").unlink()
+    status, out, err = call(capsys, *leaky, "--accept-leak")
+    assert status == 0, err
+    assert (tmp_path / "m.json").exists()
+    assert "WARNING: the guarantee does NOT hold" in out and "dpglm: privacy leak: " in err
+    assert "Exit status 3" not in err
 
 
 # -- compare ----------------------------------------------------------------------------
@@ -379,6 +388,11 @@ def test_compare_writes_curves(capsys, crime_csv, tmp_path):
         (["compare", "x.csv", "--model", "lasso", "--epsilons", "1,zero"], "--epsilons"),
         (["budget", "create", "l.db", "--dataset", "d", "--epsilon", "1"], "--delta"),
         (["budget"], "ACTION"),
+        (["fit", "x.csv", "--model", "lasso", "--test-size", "0", "-o", "m.json"], "--test-size"),
+        (["fit", "x.csv", "--model", "lasso", "--test-size", "1", "-o", "m.json"], "--test-size"),
+        (["fit", "x.csv", "--model", "lasso", "--test-size", "-0.1", "-o", "m"], "--test-size"),
+        (["fit", "x.csv", "--model", "lasso", "--test-size", "abc", "-o", "m"], "--test-size"),
+        (["score", "m.json"], "DATA"),
     ],
 )
 def test_usage_errors_exit_2_naming_the_option(capsys, args, message):
@@ -461,6 +475,313 @@ def test_console_script_is_declared():
     if installed is not None:
         result = subprocess.run([installed, "--help"], capture_output=True, text=True)
         assert result.returncode == 0 and "demo" in result.stdout
+
+
+def test_exit_status_3_in_a_fresh_process_and_in_the_help(tmp_path):
+    data = _regression_csv(tmp_path / "reg.csv", n=400)
+    result = run("fit", data, "--model", "ridge", "--solver", "dp-cd", "-o", "m.json", "-q",
+                 cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert (tmp_path / "m.json").exists() and "Traceback" not in result.stderr
+    assert "privacy guarantee does NOT hold" in result.stderr
+    result = run("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    epilog = " ".join(result.stdout.split())
+    assert "0 success, 1 error, 2 usage error, 3 the privacy guarantee does not hold" in epilog
+    assert "--accept-leak makes it 0" in epilog
+
+
+def test_a_non_private_fit_exits_3_unless_accepted(capsys, tmp_path):
+    data = _regression_csv(tmp_path / "reg.csv", n=400)
+    args = ["fit", data, "--model", "ridge", "--epsilon", "inf", "-o", tmp_path / "m.json"]
+    status, out, err = call(capsys, *args)
+    assert status == 3 and "NOT PRIVATE" in out
+    assert "it is not private (--epsilon inf)" in err and (tmp_path / "m.json").exists()
+    assert call(capsys, *args, "--accept-leak")[0] == 0
+
+
+def test_compare_exits_3_when_a_printed_epsilon_is_not_a_guarantee(capsys, tmp_path):
+    data = _regression_csv(tmp_path / "reg.csv", n=400)
+    args = ["compare", data, "--model", "ridge", "--solvers", "dp-cd", "--epsilons", "1,inf",
+            "--repeats", "1", "--no-plot", "-q", "-o", tmp_path / "curves"]  # fmt: skip
+    status, out, err = call(capsys, *args)
+    assert status == 3
+    assert re.search(r"^dp-cd +1 .* \*$", out, flags=re.M)  # the leaky row, marked
+    assert re.search(r"^dp-cd +inf .*inf \(not private\)$", out, flags=re.M)  # asked for
+    assert "dp-cd (rows marked *) are NOT guarantees" in err
+    assert (tmp_path / "curves.csv").exists()
+    status, _, err = call(capsys, *args, "--accept-leak")
+    assert status == 0, err
+    # public bounds: every private row is a guarantee, and the inf row does not count
+    status, out, err = call(capsys, *args, "--feature-bounds", "1")
+    assert status == 0, err
+    assert "*" not in out and "NOT guarantees" not in err
+
+
+# -- is the model any good? -------------------------------------------------------------
+
+
+def _write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def _classification_csv(path, n=2000, *, informative=True, seed=0):
+    """Features in [-1, 1]; the label follows the first two, or is a 30% 'yes' coin flip."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 3)).round(4)
+    if informative:
+        labels = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "yes", "no")
+    else:
+        labels = np.where(rng.uniform(size=n) < 0.3, "yes", "no")
+    rows = [[*row, label] for row, label in zip(X, labels, strict=True)]
+    return _write_csv(path, ["a", "b", "c", "label"], rows)
+
+
+def _regression_csv(path, n=2000, *, informative=True, seed=0):
+    """Features in [-1, 1]; the target is linear in them plus noise, or noise alone."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 3)).round(4)
+    y = (X @ [1.0, -0.5, 0.25] if informative else 0.0) + 0.1 * rng.standard_normal(n)
+    rows = [[*row, round(v, 6)] for row, v in zip(X, y, strict=True)]
+    return _write_csv(path, ["a", "b", "c", "y"], rows)
+
+
+def _columns(path, features, target):
+    rows = read_csv(path)
+    X = np.array([[float(r[c]) for c in features] for r in rows])
+    return X, np.array([r[target] for r in rows])
+
+
+def _printed_scores(out):
+    """The model's and the baseline's score, as fit --test-size and score print them."""
+    model = re.search(r"^  (?:accuracy|R²) (-?\d+\.\d+)", out, flags=re.M)
+    baseline = re.search(r"^  baseline (?:accuracy|R²) (-?\d+\.\d+)", out, flags=re.M)
+    return float(model.group(1)), float(baseline.group(1))
+
+
+def _r2(y, predicted):
+    return 1.0 - np.mean((y - predicted) ** 2) / np.var(y)
+
+
+PRIVACY_NOTE_WORDS = ("without privacy", "not for publication", "not part of the model file")
+
+
+def test_fit_test_size_scores_a_classifier_on_the_held_out_records(capsys, tmp_path):
+    data = _classification_csv(tmp_path / "cls.csv")
+    model_path = tmp_path / "m.json"
+    status, out, err = call(
+        capsys, "fit", data, "--model", "logistic", "--feature-bounds", "1", "--seed", "0",
+        "--test-size", "0.25", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "on cls.csv: 1500 records (500 more held out), 3 features" in out
+    assert "held-out score on the 500 records not used for training:" in out
+    # recomputed with numpy from the model file, on the split the fit drew from n and --seed
+    from dpglm.cli.scoring import held_out_split
+
+    train, test = held_out_split(2000, 0.25, seed=0)
+    X, labels = _columns(data, "abc", "label")
+    document = json.loads(model_path.read_text())
+    margins = X[test] @ document["coef"] + document["intercept"]
+    predicted = np.where(margins > 0, document["classes"][1], document["classes"][0])
+    accuracy = np.mean(predicted == labels[test])
+    yes = np.count_nonzero(labels[train] == "yes")
+    majority = "yes" if yes > len(train) - yes else "no"
+    baseline = np.mean(labels[test] == majority)
+    assert _printed_scores(out) == pytest.approx((accuracy, baseline), abs=5e-5)
+    assert f"(always {majority!r}, the majority class of the training records)" in out
+    assert accuracy > 0.85 and baseline < 0.6  # clearly beats it: no warning
+    assert "does not beat the baseline" not in err and err == ""
+    text = " ".join(out.split())
+    assert all(words in text for words in PRIVACY_NOTE_WORDS)
+    # fitted on the training records only (delta is 1/n^2 of them); no score in the file
+    assert document["delta"] == pytest.approx(1 / 1500**2)
+    assert document["privacy_report"]["epsilon"] == pytest.approx(1.0, abs=1e-3)
+    for word in ("held", "baseline", "accuracy", "score"):
+        assert word not in model_path.read_text()
+
+
+def test_fit_test_size_scores_a_regressor_on_the_held_out_records(capsys, tmp_path):
+    data = _regression_csv(tmp_path / "reg.csv")
+    model_path = tmp_path / "m.json"
+    status, out, err = call(
+        capsys, "fit", data, "--model", "ridge", "--alpha", "0.001", "--feature-bounds", "1",
+        "--seed", "3", "--test-size", "0.3", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "1400 records (600 more held out)" in out
+    from dpglm.cli.scoring import held_out_split
+
+    train, test = held_out_split(2000, 0.3, seed=3)
+    X, y = _columns(data, "abc", "y")
+    y = y.astype(float)
+    document = json.loads(model_path.read_text())
+    r2 = _r2(y[test], X[test] @ document["coef"] + document["intercept"])
+    mean = y[train].mean()
+    baseline = _r2(y[test], np.full(len(test), mean))
+    assert _printed_scores(out) == pytest.approx((r2, baseline), abs=5e-5)
+    assert f"(always {mean:.4g}, the mean target of the training records)" in out
+    assert r2 > 0.8 and baseline <= 0.0
+    assert err == ""
+    assert all(words in " ".join(out.split()) for words in PRIVACY_NOTE_WORDS)
+
+
+@pytest.mark.parametrize(
+    ("make", "model"), [(_classification_csv, "logistic"), (_regression_csv, "ridge")]
+)
+def test_fit_test_size_warns_when_the_model_does_not_beat_the_baseline(
+    capsys, tmp_path, make, model
+):
+    # a target independent of the features and a tiny epsilon: nothing to learn but noise
+    data = make(tmp_path / "noise.csv", informative=False)
+    status, out, err = call(
+        capsys, "fit", data, "--model", model, "--feature-bounds", "1", "--epsilon", "0.05",
+        "--seed", "0", "--test-size", "0.25", "-o", tmp_path / "m.json", "-q",
+    )  # fmt: skip
+    assert status == 0, err  # a poor model is not an error: it is written, and said loudly
+    assert (tmp_path / "m.json").exists()
+    model_score, baseline = _printed_scores(out)
+    assert model_score <= baseline
+    (line,) = [line for line in err.splitlines() if "WARNING" in line]
+    assert line.startswith("dpglm: WARNING: the private model does not beat the baseline: ")
+
+
+def test_held_out_split_depends_on_n_and_the_seed_only():
+    from dpglm.cli.experiments import split_rows
+    from dpglm.cli.scoring import held_out_split
+
+    train, test = held_out_split(1000, 0.2, seed=7)
+    assert len(test) == 200 and sorted([*train, *test]) == list(range(1000))
+    again = held_out_split(1000, 0.2, seed=7)
+    assert np.array_equal(train, again[0]) and np.array_equal(test, again[1])
+    assert not np.array_equal(test, held_out_split(1000, 0.2, seed=8)[1])
+    # its stream is not the one a seeded fit draws its noise from (PCG64 of the seed)
+    assert not np.array_equal(test, split_rows(1000, 0.2, 7)[1])
+    assert len(held_out_split(1000, 0.2)[1]) == 200  # no seed: a fresh split
+
+
+def test_score_matches_numpy_on_new_records_with_the_baseline_of_the_file(capsys, tmp_path):
+    data = _classification_csv(tmp_path / "cls.csv")
+    model_path = tmp_path / "m.json"
+    status, _, err = call(capsys, "fit", data, "--model", "logistic", "--feature-bounds", "1",
+                          "--seed", "0", "-o", model_path, "-q")  # fmt: skip
+    assert status == 0, err
+    # new records: an identifier, the features in another order, the target in the middle
+    X, labels = _columns(
+        _classification_csv(tmp_path / "other.csv", n=600, seed=5), "abc", "label"
+    )
+    rows = [
+        [f"r{i}", x[2], label, x[0], x[1]]
+        for i, (x, label) in enumerate(zip(X, labels, strict=True))
+    ]
+    new = _write_csv(tmp_path / "new.csv", ["id", "c", "label", "a", "b"], rows)
+    status, out, err = call(capsys, "score", model_path, new, "--target", "label")
+    assert status == 0, err
+    document = json.loads(model_path.read_text())
+    margins = X @ document["coef"] + document["intercept"]
+    predicted = np.where(margins > 0, document["classes"][1], document["classes"][0])
+    accuracy = np.mean(predicted == labels)
+    yes = np.count_nonzero(labels == "yes")
+    majority = "yes" if yes > len(labels) - yes else "no"
+    baseline = np.mean(labels == majority)
+    assert _printed_scores(out) == pytest.approx((accuracy, baseline), abs=5e-5)
+    assert f"({round(accuracy * 600)} of 600 right)" in out
+    assert f"(always {majority!r}, the majority class of the scored records themselves)" in out
+    assert "600 records, target 'label'" in out and err == ""
+    text = " ".join(out.split())
+    assert all(words in text for words in PRIVACY_NOTE_WORDS)
+    assert json.loads(model_path.read_text()) == document  # nothing written to the model
+    # the same model on records whose labels ignore the features (70% 'no'): warned
+    noise = _classification_csv(tmp_path / "noise.csv", n=600, informative=False, seed=5)
+    status, out, err = call(capsys, "score", model_path, noise)
+    assert status == 0
+    model_score, baseline = _printed_scores(out)
+    assert model_score < baseline
+    assert "dpglm: WARNING: the private model does not beat the baseline: accuracy" in err
+
+
+def test_score_of_a_regressor_matches_numpy(capsys, tmp_path):
+    data = _regression_csv(tmp_path / "reg.csv")
+    model_path = tmp_path / "m.json"
+    status, _, err = call(
+        capsys, "fit", data, "--model", "lasso", "--alpha", "0.001", "--feature-bounds", "1",
+        "--seed", "1", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    new = _regression_csv(tmp_path / "new.csv", n=500, seed=9)
+    status, out, err = call(capsys, "score", model_path, new)  # target: the last column
+    assert status == 0, err
+    X, y = _columns(new, "abc", "y")
+    y = y.astype(float)
+    document = json.loads(model_path.read_text())
+    r2 = _r2(y, X @ document["coef"] + document["intercept"])
+    assert _printed_scores(out) == pytest.approx((r2, 0.0), abs=5e-5)
+    assert f"(always {y.mean():.4g}, the mean target of the scored records themselves)" in out
+    assert r2 > 0.5 and "WARNING" not in err
+
+
+def test_score_names_what_is_wrong_with_the_target(capsys, tmp_path):
+    data = _classification_csv(tmp_path / "cls.csv", n=400)
+    model_path = tmp_path / "m.json"
+    assert call(capsys, "fit", data, "--model", "svm", "--feature-bounds", "1", "--seed", "0",
+                "-o", model_path, "-q")[0] == 0  # fmt: skip
+    X, labels = _columns(data, "abc", "label")
+    labels = labels.astype(object)
+    moved = _write_csv(tmp_path / "moved.csv", ["label", "a", "b", "c"],
+                       [[label, *x] for x, label in zip(X, labels, strict=True)])  # fmt: skip
+    status, _, err = call(capsys, "score", model_path, moved)
+    assert status == 1
+    assert "by default its last column, 'c', which is a feature of the model" in err
+    assert "--target" in err
+    status, _, err = call(capsys, "score", model_path, moved, "--target", "a")
+    assert status == 1 and "--target 'a' is a feature of the model" in err
+    assert call(capsys, "score", model_path, moved, "--target", "label")[0] == 0
+    labels[7] = "maybe"
+    odd = _write_csv(tmp_path / "odd.csv", ["a", "b", "c", "label"],
+                     [[*x, label] for x, label in zip(X, labels, strict=True)])  # fmt: skip
+    status, _, err = call(capsys, "score", model_path, odd)
+    assert status == 1 and "'maybe' at row 7 (line 9 of odd.csv)" in err
+    assert "neither of the two classes ['no', 'yes']" in err
+    status, _, err = call(capsys, "score", model_path, PHISHING)
+    assert status == 1 and err.startswith("dpglm: error: ")
+
+
+def test_score_reads_parquet_and_libsvm_files(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    model_path = tmp_path / "phishing.json"
+    status, _, err = call(
+        capsys, "fit", PHISHING, "--model", "logistic", "--feature-bounds", "1", "--seed", "0",
+        "--test-size", "0.2", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    status, out, err = call(capsys, "score", model_path, PHISHING)
+    assert status == 0, err
+    assert "phishing.svm.gz: 11055 records, the file's labels" in out
+    accuracy, baseline = _printed_scores(out)
+    assert accuracy > 0.85 and baseline == pytest.approx(0.5569, abs=1e-4)  # 6157 of 11055: 1
+    # a regressor on Parquet, the target named, with a null target cell named as missing
+    data = _regression_csv(tmp_path / "reg.csv", n=300)
+    model_path = tmp_path / "ridge.json"
+    assert call(capsys, "fit", data, "--model", "ridge", "--feature-bounds", "1", "--seed", "0",
+                "-o", model_path, "-q")[0] == 0  # fmt: skip
+    X, y = _columns(data, "abc", "y")
+    y = y.astype(float)
+    table = {"y": y, "b": X[:, 1], "a": X[:, 0], "c": X[:, 2]}
+    pq.write_table(pa.table(table), tmp_path / "reg.parquet")
+    status, out, err = call(capsys, "score", model_path, tmp_path / "reg.parquet", "--target", "y")
+    assert status == 0, err
+    document = json.loads(model_path.read_text())
+    r2 = _r2(y, X @ document["coef"] + document["intercept"])
+    assert _printed_scores(out)[0] == pytest.approx(r2, abs=5e-5)
+    table["y"] = [None, *y[1:]]
+    pq.write_table(pa.table(table), tmp_path / "null.parquet")
+    status, _, err = call(capsys, "score", model_path, tmp_path / "null.parquet", "--target", "y")
+    assert status == 1 and "target 'y' has a missing value" in err and "at row 0;" in err
 
 
 # -- public labels and feature bounds ---------------------------------------------------

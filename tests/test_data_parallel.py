@@ -10,8 +10,6 @@ the chunk, its worker and the iteration, and no model is returned.
 """
 
 import os
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -31,7 +29,15 @@ from dpglm.solvers.dp_gcd import dp_gcd
 from dpglm.solvers.dp_gd import dp_gd
 from dpglm.solvers.dp_scd import dp_scd
 from dpglm.solvers.dp_sgd import dp_sgd
-from solver_problems import local_client, make_data, seed_of
+from solver_problems import (
+    actor_indices,
+    cluster_workers,
+    kill_worker,
+    local_client,
+    make_data,
+    seed_of,
+    wait_until,
+)
 
 DELTA = 1e-6
 RTOL = 1e-10
@@ -257,31 +263,45 @@ def client():
         yield client
 
 
-def actors(client):
-    return sum(client.run(lambda dask_worker: len(dask_worker.state.actors)).values())
+def chunks_by_worker(client):
+    """``{worker: the indices of the chunks it holds}``, asked of each worker."""
+    return actor_indices(client, lambda chunk: chunk.index)
+
+
+def idle_workers(client):
+    """The cluster's two workers, once no chunk of an earlier test is left on them (closed
+    rows' chunks are freed by the workers after ``close`` has returned)."""
+    workers = cluster_workers(client)
+    wait_until(
+        lambda: not any(chunks_by_worker(client).values()),
+        lambda: f"chunks of earlier rows are still held: {chunks_by_worker(client)}",
+    )
+    return workers
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense-chunks", "sparse-chunks"])
 @pytest.mark.parametrize("solver", ON_CLUSTER)
 def test_a_dask_array_on_the_cluster_gives_the_in_memory_fit(client, solver, sparse):
     da = pytest.importorskip("dask.array")
+    workers = idle_workers(client)
     X, y = data(solver, sparse)
     if sparse:  # scipy.sparse blocks, targets as an array
         chunked, targets = da.from_array(sp.csr_matrix(X), chunks=(ROWS, P), asarray=False), y
     else:  # two column blocks (merged), targets as a dask array with other chunks
         chunked, targets = da.from_array(X, chunks=(ROWS, 3)), da.from_array(y, chunks=150)
     with ShardedRows.from_dask_array(chunked, targets, client=client) as rows:
-        workers = sorted(client.scheduler_info()["workers"])
+        # one actor per chunk, round-robin over the workers in sorted order: what the rows
+        # recorded, and where each worker says the chunks are
         assert rows.placement == [workers[0], workers[1], workers[0], workers[1]]
+        assert chunks_by_worker(client) == {workers[0]: [0, 2], workers[1]: [1, 3]}
         assert rows.chunk_sizes == [100, 100, 100, 60] and rows.sparse == sparse
-        assert actors(client) == 4  # one actor per chunk
         local, remote = fits(solver, X, y, rows)
         assert_same_fit(local, remote)
         assert_sums_only(rows, remote, CASES[solver][3])
-    deadline = time.monotonic() + 10
-    while actors(client):
-        assert time.monotonic() < deadline, "the chunks outlive their rows"
-        time.sleep(0.05)
+    wait_until(
+        lambda: not any(chunks_by_worker(client).values()),
+        lambda: f"the chunks outlive their rows: {chunks_by_worker(client)}",
+    )
 
 
 def write_csv(path, X, y):
@@ -323,36 +343,33 @@ def test_files_loaded_by_their_workers_give_the_in_memory_fit(client, tmp_path, 
         X_read = sp.vstack([part.X for part in parts]).tocsc()
     y_read = np.concatenate([part.y for part in parts])
     # out of core: every chunk spills to its worker's disk, and is mapped per step only
+    workers = idle_workers(client)
     with ShardedRows.from_files(paths, client=client, resident=False) as rows:
         assert rows.n_features == P and rows.chunk_sizes == [150, 120, 90]
-        assert spill_files(client) > 0
+        assert rows.placement == [workers[0], workers[1], workers[0]]
+        assert chunks_by_worker(client) == {workers[0]: [0, 2], workers[1]: [1]}
+        assert spill_files(client) == {workers[0]: [0, 2], workers[1]: [1]}
         local, remote = fits(solver, X_read, y_read, rows)
         assert_same_fit(local, remote)
         assert_sums_only(rows, remote, CASES[solver][3])
-    deadline = time.monotonic() + 10
-    while spill_files(client):  # released with their chunks
-        assert time.monotonic() < deadline, "the spill files outlive their chunks"
-        time.sleep(0.05)
+    wait_until(  # released with their chunks
+        lambda: not any(spill_files(client).values()),
+        lambda: f"the spill files outlive their chunks: {spill_files(client)}",
+    )
 
 
 def spill_files(client):
-    def count(dask_worker):
+    """``{worker: the indices of the chunks with spill files in its local directory}``."""
+
+    def spilled(dask_worker):
         import glob
 
-        return len(glob.glob(os.path.join(dask_worker.local_directory, "dpglm-chunk*", "*")))
+        # glob skips a folder that disappears while it looks (a chunk being freed)
+        files = glob.glob(os.path.join(dask_worker.local_directory, "dpglm-chunk*", "*"))
+        folders = {os.path.basename(os.path.dirname(path)) for path in files}
+        return sorted(int(folder.split("-")[1].removeprefix("chunk")) for folder in folders)
 
-    return sum(client.run(count).values())
-
-
-def _kill(client, address):
-    """SIGKILL the worker process at ``address`` and wait until the scheduler drops it."""
-    pid = client.run(os.getpid, workers=[address])[address]
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while address in client.scheduler_info()["workers"]:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"worker {address} (pid {pid}) still listed after SIGKILL")
-        time.sleep(0.02)
+    return client.run(spilled)
 
 
 def test_a_worker_lost_mid_run_names_the_chunk_and_the_iteration(client, monkeypatch):
@@ -361,7 +378,9 @@ def test_a_worker_lost_mid_run_names_the_chunk_and_the_iteration(client, monkeyp
     budget = PrivacyBudget(10.0, DELTA)
     kwargs = {"epsilon": 2.0, "delta": DELTA, "n_iter": 30, "clip": 1.0, "feature_bounds": 1.0,
               "random_state": 5}  # fmt: skip
+    workers = idle_workers(client)
     with ShardedRows.from_array(X, y, chunks=ROWS, client=client) as rows:
+        assert rows.placement == [workers[0], workers[1], workers[0], workers[1]]
         prob = ShardedProblem(rows, datafit, penalty, fit_intercept=intercept)
         real_call = ShardedRows.call
         iterations = []
@@ -369,7 +388,7 @@ def test_a_worker_lost_mid_run_names_the_chunk_and_the_iteration(client, monkeyp
         def call(self, op, args=(), **options):
             iterations.append(options.get("iteration"))
             if options.get("iteration") == 4 and len(iterations) == 5:
-                _kill(client, self.placement[1])  # chunks 1 and 3 live there
+                kill_worker(client, self.placement[1])  # chunks 1 and 3 live there
             return real_call(self, op, args, **options)
 
         monkeypatch.setattr(ShardedRows, "call", call)
@@ -387,8 +406,10 @@ def test_a_worker_lost_mid_run_names_the_chunk_and_the_iteration(client, monkeyp
             prob.objective(np.zeros(prob.n_coords))
         monkeypatch.setattr(ShardedRows, "call", real_call)
         # the nanny restarts the worker; the rows reload on the workers present
-        client.wait_for_workers(2, timeout=60)
+        restarted = cluster_workers(client)
+        assert workers[0] in restarted
         rows.restart()
+        assert rows.placement == [restarted[0], restarted[1], restarted[0], restarted[1]]
         fit = dp_gcd(prob, **kwargs)
     local = dp_gcd(Problem(X, y, datafit, penalty, fit_intercept=intercept), **kwargs)
     assert_same_fit(local, fit)

@@ -11,9 +11,6 @@ implementation with probability below 1e-6.
 """
 
 import math
-import os
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -40,7 +37,16 @@ from dpglm.privacy.releases import Release
 from dpglm.problem import Problem
 from dpglm.solvers.dp_fw import dp_bcfw, dp_fw
 from dpglm.solvers.reference import solve_reference
-from solver_problems import local_client, make_data, seed_of, with_less_noise
+from solver_problems import (
+    actor_indices,
+    cluster_workers,
+    kill_worker,
+    local_client,
+    make_data,
+    seed_of,
+    wait_until,
+    with_less_noise,
+)
 
 DELTA = 1e-6
 ALPHA = 1e-6
@@ -185,7 +191,7 @@ def test_the_coordinator_receives_an_index_and_m_floats_per_party_and_iteration(
 ):
     if engine == "dask":
         client = request.getfixturevalue("client")
-        client.wait_for_workers(2, timeout=60)
+        idle_workers(client)
         engine = DaskEngine(client)
     else:
         engine = InProcessEngine()
@@ -458,18 +464,34 @@ def client():
         yield client
 
 
+def parties_by_worker(client):
+    """``{worker: the indices of the parties it runs}``, asked of each worker."""
+    return actor_indices(client, lambda party: party.config.index)
+
+
+def idle_workers(client):
+    """The cluster's two workers, once no party of an earlier fit runs on them (a stopped
+    engine's parties are freed by the workers after the fit has returned)."""
+    workers = cluster_workers(client)
+    wait_until(
+        lambda: not any(parties_by_worker(client).values()),
+        lambda: f"parties of an earlier fit still run: {parties_by_worker(client)}",
+    )
+    return workers
+
+
 def test_dask_engine_gives_the_in_process_bits(problem, client):
-    client.wait_for_workers(2, timeout=60)
+    workers = idle_workers(client)
     kwargs = private_kwargs()
     local = vertical_fw(problem, engine=InProcessEngine(), **kwargs)
     engine = DaskEngine(client)
-    actors = []
+    running = []
 
-    def count_actors(iteration, coef):
+    def record_parties(iteration, coef):
         if iteration == 1:
-            actors.append(client.run(lambda dask_worker: len(dask_worker.state.actors)))
+            running.append(parties_by_worker(client))
 
-    remote = vertical_fw(problem, engine=engine, callback=count_actors, **kwargs)
+    remote = vertical_fw(problem, engine=engine, callback=record_parties, **kwargs)
     np.testing.assert_array_equal(remote.coef, local.coef)
     np.testing.assert_array_equal(remote.info["vertices"], local.info["vertices"])
     np.testing.assert_array_equal(remote.history.thetas, local.history.thetas)
@@ -477,14 +499,15 @@ def test_dask_engine_gives_the_in_process_bits(problem, client):
         remote.info["uplink"]["per_party"], local.info["uplink"]["per_party"]
     )
     assert remote.info["uplink"]["matches"] and remote.info["engine"] == "dask"
-    # one actor per party, pinned round-robin to the two workers
-    workers = sorted(client.scheduler_info()["workers"])
-    assert remote.info["placement"] == [workers[0], workers[1], workers[0]]
-    assert actors == [{workers[0]: 2, workers[1]: 1}]
-    deadline = time.monotonic() + 10
-    while any(client.run(lambda dask_worker: len(dask_worker.state.actors)).values()):
-        assert time.monotonic() < deadline, "the parties outlive their fit"
-        time.sleep(0.05)
+    # one actor per party, round-robin over the workers in sorted order: what the engine
+    # recorded, and where each worker says the parties ran
+    placement = remote.info["placement"]
+    assert placement == engine.placement == [workers[0], workers[1], workers[0]]
+    assert running == [{workers[0]: [0, 2], workers[1]: [1]}]
+    wait_until(
+        lambda: not any(parties_by_worker(client).values()),
+        lambda: f"the parties outlive their fit: {parties_by_worker(client)}",
+    )
     # a client is accepted as the engine; another seed gives other bits
     again = vertical_fw(problem, engine=client, **kwargs)
     np.testing.assert_array_equal(again.coef, local.coef)
@@ -492,19 +515,8 @@ def test_dask_engine_gives_the_in_process_bits(problem, client):
     assert not np.array_equal(other.info["vertices"], local.info["vertices"])
 
 
-def _kill(client, address):
-    """SIGKILL the worker process at ``address`` and wait until the scheduler drops it."""
-    pid = client.run(os.getpid, workers=[address])[address]
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while address in client.scheduler_info()["workers"]:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"worker {address} (pid {pid}) still listed after SIGKILL")
-        time.sleep(0.02)
-
-
 def test_a_worker_lost_mid_run_names_the_party_and_the_iteration(problem, client):
-    client.wait_for_workers(2, timeout=60)
+    workers = idle_workers(client)
     budget = PrivacyBudget(10.0, DELTA)
     engine = DaskEngine(client)
     seen = []
@@ -512,11 +524,12 @@ def test_a_worker_lost_mid_run_names_the_party_and_the_iteration(problem, client
     def callback(iteration, coef):
         seen.append(iteration)
         if iteration == 4:  # after 4 complete iterations, party 1's worker dies
-            _kill(client, engine.placement[1])
+            kill_worker(client, engine.placement[1])
 
     with pytest.raises(PartyLostError) as caught:
         vertical_fw(problem, engine=engine, budget=budget, callback=callback, **private_kwargs())
     err = caught.value
+    assert engine.placement == [workers[0], workers[1], workers[0]]
     assert (err.party, err.iteration, err.completed) == (1, 4, 4)
     assert seen == [1, 2, 3, 4]  # no further iteration, no model
     message = str(err)
@@ -530,7 +543,9 @@ def test_a_worker_lost_mid_run_names_the_party_and_the_iteration(problem, client
         m.noise_multiplier for m in err.report.mechanisms
     ]
     assert f"epsilon={err.report.epsilon:.6g}" in message
-    # the nanny restarts the worker; the cluster serves the next fit
-    client.wait_for_workers(2, timeout=60)
+    # the nanny restarts the worker (at another address); the cluster serves the next fit
+    restarted = idle_workers(client)
+    assert workers[0] in restarted
     fit = vertical_fw(problem, engine=DaskEngine(client), **private_kwargs())
     assert fit.info["uplink"]["matches"]
+    assert fit.info["placement"] == [restarted[0], restarted[1], restarted[0]]

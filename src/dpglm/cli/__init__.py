@@ -9,9 +9,14 @@ Subcommands
     epsilon spent, and a privacy-utility figure (``dpglm-demo.png``).
 ``dpglm fit DATA --model M -o MODEL.json``
     Fit one private model on a CSV / LIBSVM / Parquet file and save it as
-    JSON, optionally charging a budget ledger.
+    JSON, optionally charging a budget ledger; ``--test-size F`` fits on part
+    of the file and prints the held-out score beside a constant baseline.
 ``dpglm predict MODEL.json DATA``
     Predictions of a saved model, as CSV.
+``dpglm score MODEL.json DATA``
+    Accuracy or R² of a saved model on a data file, beside the baseline
+    that always predicts the file's majority class or mean. Scores are
+    computed without privacy: for the data owner, not for publication.
 ``dpglm compare DATA --model M``
     Privacy-utility curves of several solvers over a grid of epsilons
     (a PNG figure and a CSV file).
@@ -22,22 +27,26 @@ Subcommands
 
 Exit status: 0 on success, 1 on an error (one line on stderr,
 ``dpglm: error: ...``, naming the file, column or option at fault), 2 on a
-usage error (wrong or missing options). Fits that take more than a couple of
-seconds show a progress bar on stderr; ``--quiet`` hides it.
+usage error (wrong or missing options), 3 when the privacy guarantee does not
+hold: ``fit`` wrote a model whose report says so (data used without privacy,
+or ``--epsilon inf``), or ``compare`` printed an epsilon that is not a
+guarantee; ``--accept-leak`` turns 3 into 0. Fits that take more than a
+couple of seconds show a progress bar on stderr; ``--quiet`` hides it.
 
 Modules
 -------
 This package holds :func:`main` and how errors and warnings reach the user;
 the commands live in :mod:`~dpglm.cli.demo`, :mod:`~dpglm.cli.fitting`
-(``fit``, ``predict``, ``report``), :mod:`~dpglm.cli.compare` and
+(``fit``, ``predict``, ``score``, ``report``), :mod:`~dpglm.cli.compare` and
 :mod:`~dpglm.cli.ledger` (``budget``); :mod:`~dpglm.cli.parser` and
 :mod:`~dpglm.cli.argument_types` define the options;
 :mod:`~dpglm.cli.experiments` runs solvers over epsilons,
 :mod:`~dpglm.cli.tables` and :mod:`~dpglm.cli.text` format the output,
 :mod:`~dpglm.cli.progress` draws the progress bar, :mod:`~dpglm.cli.models`
 makes estimators from ``--model``, :mod:`~dpglm.cli.features` reads a
-model's feature columns for ``predict`` and :mod:`~dpglm.cli.outputs` checks
-output paths.
+model's feature columns for ``predict`` and ``score``,
+:mod:`~dpglm.cli.scoring` compares a model with a constant baseline and
+:mod:`~dpglm.cli.outputs` checks output paths.
 
 Examples
 --------
@@ -63,6 +72,7 @@ import warnings
 from dpglm.cli.demo import BREAST_CANCER_RANGES, scale_breast_cancer
 from dpglm.cli.experiments import SolverSettings, held_out_score, run_grid, run_solver, split_rows
 from dpglm.cli.features import read_features
+from dpglm.cli.fitting import EXIT_NO_GUARANTEE
 from dpglm.cli.ledger import ledger_datasets
 from dpglm.cli.parser import build_parser, check_usage
 from dpglm.cli.progress import Progress
@@ -71,6 +81,7 @@ from dpglm.exceptions import DpglmError, PrivacyLeakWarning
 
 __all__ = [
     "BREAST_CANCER_RANGES",
+    "EXIT_NO_GUARANTEE",
     "PROGRESS_DELAY",
     "USER_ERRORS",
     "Progress",
@@ -97,7 +108,7 @@ PROGRESS_DELAY = 2.0
 
 
 def main(argv=None) -> int:
-    """Run the ``dpglm`` command; returns the exit status (0, 1 or 2).
+    """Run the ``dpglm`` command; returns the exit status (0, 1, 2 or 3, see above).
 
     Parameters
     ----------

@@ -3,11 +3,20 @@
 Each solver is fitted at each epsilon on a training split of the data, on the
 problem the ``--model`` estimator minimises; the test score and the relative
 suboptimality of each fit go to a table on stdout, a CSV file and a figure.
+
+As ``dpglm fit`` does, ``compare`` exits with status 3 when what it printed
+is not a guarantee: a row at a finite epsilon marked ``*`` (a fit that used
+the data without privacy), unless ``--accept-leak`` is given. The rows at
+epsilon ``inf`` are the non-private reference asked for, and say so.
 """
 
 from __future__ import annotations
 
+import math
+import sys
+
 from dpglm.cli.experiments import SolverSettings, metric_name, run_grid, split_rows
+from dpglm.cli.fitting import EXIT_NO_GUARANTEE
 from dpglm.cli.models import check_feature_bounds, describe_model, make_estimator, model_task
 from dpglm.cli.outputs import check_output, require_figure
 from dpglm.cli.progress import Progress
@@ -64,7 +73,22 @@ def cmd_compare(args):
     for line in _compare_notes(args.solvers, settings):
         print(wrap_note(line))
     print(f"Curves written to {' and '.join(written)}.")
-    return 0
+    leaky = sorted(
+        {
+            t["solver"]
+            for t in trials
+            if not t["guarantee"] and not math.isinf(float(t["epsilon_spent"]))
+        }
+    )
+    if not leaky or args.accept_leak:
+        return 0
+    print(
+        f"dpglm: the epsilons of {', '.join(leaky)} (rows marked *) are NOT guarantees: those "
+        f"fits used the data without privacy. Exit status {EXIT_NO_GUARANTEE}; "
+        "--accept-leak accepts this (exit status 0).",
+        file=sys.stderr,
+    )
+    return EXIT_NO_GUARANTEE
 
 
 def _plot_curves(trials, reference, task, title, path):

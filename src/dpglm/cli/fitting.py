@@ -1,8 +1,14 @@
-"""The ``dpglm fit``, ``dpglm predict`` and ``dpglm report`` commands: one saved model.
+"""The ``dpglm fit``, ``predict``, ``score`` and ``report`` commands: one saved model.
 
 ``fit`` fits a private model on a data file and saves it as JSON (charging a
-budget ledger when asked), ``predict`` writes a saved model's predictions as
-CSV, and ``report`` prints its privacy report.
+budget ledger when asked; with ``--test-size``, on part of the file, scoring
+the model on the rest); ``predict`` writes a saved model's predictions as CSV,
+``score`` its accuracy or R² on a data file beside a constant baseline, and
+``report`` prints its privacy report.
+
+``fit`` exits with :data:`EXIT_NO_GUARANTEE` (3) when the model it wrote has no
+guarantee (its report's ``guarantee`` is False: data used without privacy, or
+``--epsilon inf``), unless ``--accept-leak`` is given.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import io
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -20,12 +27,24 @@ from dpglm.cli.ledger import open_budget
 from dpglm.cli.models import check_feature_bounds, describe_model, make_estimator, model_task
 from dpglm.cli.outputs import check_output
 from dpglm.cli.progress import Progress
+from dpglm.cli.scoring import (
+    PRIVACY_NOTE,
+    baseline_warning,
+    compare_classifier,
+    compare_regressor,
+    comparison_lines,
+    held_out_split,
+    majority_code,
+)
 from dpglm.cli.tables import csv_value
-from dpglm.cli.text import format_duration
+from dpglm.cli.text import format_duration, wrap_note
+
+#: the exit status of a command whose privacy guarantee does not hold (``--accept-leak``: 0)
+EXIT_NO_GUARANTEE = 3
 
 
 def cmd_fit(args):
-    """``dpglm fit``: fit one model, save it, print the guarantee."""
+    """``dpglm fit``: fit one model, save it, print the guarantee (and a held-out score)."""
     from dpglm.data import load
     from dpglm.data.files import guess_format
 
@@ -35,29 +54,83 @@ def cmd_fit(args):
     bounds = check_feature_bounds(args.feature_bounds, data.n_features, repr(args.data))
     budget = open_budget(args.budget, args.dataset) if args.budget else None
     model = make_estimator(args, budget=budget, feature_bounds=bounds)
-    y = data.decode(data.y) if task == "classification" else data.y
+    X, y = data.X, data.y
+    test = None
+    if args.test_size is not None:
+        # from n and the seed only: which records are held out says nothing of their values
+        train, test = held_out_split(data.n_samples, args.test_size, args.seed)
+        X = X.tocsr() if hasattr(X, "tocsr") else X
+        X, y = X[train], y[train]
     start = time.perf_counter()
     with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
-        model.fit(data.X, y)
+        model.fit(X, data.decode(y) if task == "classification" else y)
     seconds = time.perf_counter() - start
+    comparison = None if test is None else _held_out_comparison(model, data, y, test)
     if guess_format(args.data) != "svmlight":
         model.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
     model.save(output)
-    _print_fit(model, data, seconds=seconds, bounds=bounds)
+    _print_fit(
+        model, data, seconds=seconds, bounds=bounds, held_out=0 if test is None else len(test)
+    )
+    if comparison is not None:
+        print(f"held-out score on the {len(test)} records not used for training:")
+        for line in comparison_lines(comparison, "the training records"):
+            print("  " + line)
+        print("  " + wrap_note(PRIVACY_NOTE, indent="  "))
     if budget is not None:
         print(
             f"budget: dataset {budget.dataset!r} in {str(args.budget)!r} has spent epsilon "
             f"{budget.spent():.4g} of {budget.epsilon:g} (delta {budget.delta:g})"
         )
     print(f"model written to {str(output)!r}; `dpglm report {output}` shows the full report")
-    return 0
+    report = model.privacy_report_
+    if comparison is not None:
+        _warn_below_baseline(comparison, private=not report.non_private)
+    if report.guarantee or args.accept_leak:
+        return 0
+    why = (
+        "it is not private (--epsilon inf)"
+        if report.non_private
+        else "the fit used the data without privacy (see the privacy leak above)"
+    )
+    print(
+        f"dpglm: the model was written to {str(output)!r}, but its privacy guarantee does "
+        f"NOT hold: {why}. Exit status {EXIT_NO_GUARANTEE}; --accept-leak accepts this "
+        "(exit status 0).",
+        file=sys.stderr,
+    )
+    return EXIT_NO_GUARANTEE
 
 
-def _print_fit(model, data, *, seconds, bounds):
+def _held_out_comparison(model, data, y_train, test):
+    """The fitted model and the training records' constant baseline, on the held-out rows."""
+    X = data.X.tocsr() if hasattr(data.X, "tocsr") else data.X
+    X_test, y_test = X[test], data.y[test]
+    predicted = model.predict(X_test)
+    if data.task == "classification":
+        return compare_classifier(
+            y_test, data.labels.encode(predicted), majority_code(y_train), data.classes
+        )
+    return compare_regressor(y_test, predicted, float(np.mean(y_train)))
+
+
+def _warn_below_baseline(comparison, *, private):
+    """The loud line on stderr when the model does not beat the constant baseline."""
+    warning = baseline_warning(comparison, private=private)
+    if warning is not None:
+        print(f"dpglm: {warning}", file=sys.stderr)
+
+
+def _print_fit(model, data, *, seconds, bounds, held_out=0):
     """What was fitted, on what, how, and the first lines of its privacy report."""
     nonzero = int(np.count_nonzero(model.coef_))
+    records = (
+        f"{data.n_samples - held_out} records ({held_out} more held out)"
+        if held_out
+        else f"{data.n_samples} records"
+    )
     print(
-        f"{describe_model(model)} on {data.source}: {data.n_samples} records, "
+        f"{describe_model(model)} on {data.source}: {records}, "
         f"{data.n_features} features"
         + (f", target {data.target_name!r}" if data.target_name else "")
         + (f", classes {model.classes_.tolist()}" if data.task == "classification" else "")
@@ -96,6 +169,48 @@ def cmd_predict(args):
         print(
             f"{X.shape[0]} predictions written to {str(output)!r} (columns: {', '.join(columns)})"
         )
+    return 0
+
+
+def cmd_score(args):
+    """``dpglm score``: a saved model's accuracy or R² on a data file, beside a baseline."""
+    from sklearn.base import is_classifier
+
+    from dpglm.cli.features import read_scored
+    from dpglm.data.labels import BinaryLabels
+    from dpglm.estimators import load_model
+
+    model = load_model(args.model)
+    classifier = is_classifier(model)
+    names = getattr(model, "feature_names_in_", None)
+    X, y, target = read_scored(
+        args.data,
+        names=None if names is None else [str(n) for n in names],
+        n_features=model.n_features_in_,
+        target=args.target,
+        task="classification" if classifier else "regression",
+        classes=model.classes_ if classifier else None,
+    )
+    with warnings.catch_warnings():
+        # the columns were matched to the model's feature names by read_scored
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        predicted = model.predict(X)
+    if classifier:
+        labels = BinaryLabels(model.classes_)
+        comparison = compare_classifier(
+            y, labels.encode(predicted), majority_code(y), model.classes_
+        )
+    else:
+        comparison = compare_regressor(y, predicted, float(np.mean(y)))
+    print(
+        f"{args.model}: {describe_model(model)}, solver {model.solver_}, scored on "
+        f"{Path(args.data).name}: {len(y)} records, "
+        + (f"target {target!r}" if target is not None else "the file's labels")
+    )
+    for line in comparison_lines(comparison, "the scored records themselves"):
+        print("  " + line)
+    print("  " + wrap_note(PRIVACY_NOTE, indent="  "))
+    _warn_below_baseline(comparison, private=not model.privacy_report_.non_private)
     return 0
 
 

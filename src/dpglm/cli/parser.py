@@ -24,7 +24,7 @@ from dpglm.cli.argument_types import (
 from dpglm.cli.compare import cmd_compare
 from dpglm.cli.demo import DEMO_EPSILONS, DEMO_REPEATS, cmd_demo
 from dpglm.cli.experiments import SOLVERS
-from dpglm.cli.fitting import cmd_fit, cmd_predict, cmd_report
+from dpglm.cli.fitting import EXIT_NO_GUARANTEE, cmd_fit, cmd_predict, cmd_report, cmd_score
 from dpglm.cli.ledger import cmd_budget_create, cmd_budget_show
 from dpglm.cli.models import MODELS, PENALTIES
 
@@ -62,13 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dpglm",
         description="Differentially private linear models from the command line.",
         epilog="Run `dpglm COMMAND --help` for the options of a command. Exit status: 0 "
-        "success, 1 error, 2 usage error.",
+        f"success, 1 error, 2 usage error, {EXIT_NO_GUARANTEE} the privacy guarantee does not "
+        "hold: `fit` wrote a model that used the data without privacy or is not private "
+        "(--epsilon inf), or `compare` printed a private epsilon that is not a guarantee "
+        "(rows marked *); --accept-leak makes it 0.",
     )
     parser.add_argument("--version", action="version", version=f"dpglm {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(commands)
     _add_fit(commands)
     _add_predict(commands)
+    _add_score(commands)
     _add_compare(commands)
     _add_report(commands)
     _add_budget(commands)
@@ -97,7 +101,7 @@ def check_usage(parser, args) -> None:
     >>> check_usage(parser, parser.parse_args(["report", "model.json"]))
     """
     if args.command is None:
-        parser.error("a command is required (demo, fit, predict, compare, report, budget)")
+        parser.error("a command is required (demo, fit, predict, score, compare, report, budget)")
     command = args.parser
     if args.command == "fit" and (args.budget is None) != (args.dataset is None):
         command.error("--budget LEDGER and --dataset NAME go together")
@@ -180,6 +184,18 @@ def _add_fit(commands):
         help="charge the fit to this ledger (see `dpglm budget create`)",
     )
     ledger.add_argument("--dataset", metavar="NAME", help="the ledger's dataset to charge")
+    check = fit.add_argument_group("is the model any good?")
+    check.add_argument(
+        "--test-size",
+        type=fraction,
+        metavar="F",
+        help="hold out this share of the records (drawn from their number and --seed, never "
+        "from their values), fit on the rest, and print the held-out accuracy or R² beside "
+        "the baseline that always predicts the training records' majority class or mean; "
+        "computed without privacy, for the data owner: not for publication, not saved in "
+        "the model",
+    )
+    _add_accept_leak(fit, "the model is written either way")
     _add_quiet(fit)
 
 
@@ -201,6 +217,30 @@ def _add_predict(commands):
     predict.add_argument("-o", "--output", metavar="CSV", help="default: standard output")
     predict.add_argument(
         "--target", metavar="COL", help="a column to ignore, for models without feature names"
+    )
+
+
+def _add_score(commands):
+    score = _command(
+        commands,
+        "score",
+        cmd_score,
+        formatter_class=_Formatter,
+        help="accuracy or R² of a saved model on a data file, beside a constant baseline",
+        description="Score a saved model on DATA: accuracy (logistic, svm) or R² (the "
+        "regression models), beside the baseline that always predicts the majority class or "
+        "the mean target of DATA itself. The features are read as `dpglm predict` reads "
+        "them. The score is computed on the data without privacy: it is for the data owner, "
+        "not for publication, and nothing is written to the model file. Warns on stderr when "
+        "the model does not beat the baseline.",
+    )
+    score.add_argument("model", metavar="MODEL.json")
+    score.add_argument("data", metavar="DATA")
+    score.add_argument(
+        "--target",
+        metavar="COL",
+        help="the target column of a CSV / Parquet file (default: the last column; LIBSVM "
+        "files carry their labels)",
     )
 
 
@@ -249,6 +289,7 @@ def _add_compare(commands):
         help="share of the records held out",
     )
     compare.add_argument("--no-plot", action="store_true", help="write the CSV file only")
+    _add_accept_leak(compare, "the table and the files are written either way")
     compare.set_defaults(seed=0)
     _add_quiet(compare)
 
@@ -377,6 +418,15 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
     )
     solver.add_argument("--seed", type=int, metavar="S", help="seed of the noise (and split)")
     return privacy, solver
+
+
+def _add_accept_leak(parser, written):
+    parser.add_argument(
+        "--accept-leak",
+        action="store_true",
+        help=f"exit with status 0, not {EXIT_NO_GUARANTEE}, when the privacy guarantee does "
+        f"not hold ({written})",
+    )
 
 
 def _add_quiet(parser):

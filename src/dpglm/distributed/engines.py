@@ -194,7 +194,9 @@ class DaskEngine(Engine):
         self._actors: list = []
 
     def _start(self, setups):
-        workers = self.workers or sorted(self.client.scheduler_info()["workers"])
+        # asked of the scheduler, not read from scheduler_info(): that returns the client's
+        # cache, which its periodic refresh can replace at any moment with one listing no worker
+        workers = self.workers or sorted(self.client.nthreads())
         if not workers:
             raise RuntimeError("the Dask client has no workers to run the parties on")
         self.placement = [workers[k % len(workers)] for k in range(len(setups))]

@@ -688,7 +688,9 @@ class ShardedRows:
 
     def _start_on_workers(self):
         client = self.client
-        workers = self.workers or sorted(client.scheduler_info()["workers"])
+        # asked of the scheduler, not read from scheduler_info() (a cache that the client's
+        # periodic refresh can replace at any moment with one listing no worker)
+        workers = self.workers or sorted(client.nthreads())
         if not workers:
             raise RuntimeError("the Dask client has no workers to hold the chunks")
         k = len(self._recipes)

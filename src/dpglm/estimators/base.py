@@ -24,9 +24,19 @@ from dpglm.estimators.dispatch import SolverDispatch, default_delta
 from dpglm.estimators.persistence import save_model
 from dpglm.estimators.validation import (
     check_batch_size,
+    check_budget,
+    check_choice,
+    check_clip,
+    check_feature_bounds,
     check_feature_names,
     check_features,
+    check_fit_intercept,
+    check_l1_ratio,
     check_passes,
+    check_random_state,
+    check_smoothness,
+    check_solver_options,
+    check_step,
     check_target,
     column_count,
     feature_names_of,
@@ -37,9 +47,7 @@ from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.dp_scd import row_scales
-from dpglm.solvers.hyperparameters import check_positive
 from dpglm.solvers.registry import ProblemShape, estimator_solvers
-from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
 
 class DPLinearModel(SolverDispatch, BaseEstimator):
@@ -69,25 +77,32 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
     # -- fitting ------------------------------------------------------------------------
 
     def _check_params(self):
-        """Validate the hyperparameters (before the data is read); return epsilon and delta."""
+        """Validate every hyperparameter (before the data is read); return epsilon and delta.
+
+        The one check of the estimators' hyperparameters: each raises a
+        ``ValueError`` naming the parameter and what it takes, whichever solver
+        fits, so a hyperparameter a solver does not use (``feature_bounds``
+        for DP-SGD, ``batch_size`` for DP-CD) is checked all the same. The
+        length of ``feature_bounds`` is checked once the data is read
+        (:meth:`fit`) or its shape given (:meth:`planned_fit`); ``delta = 0``
+        is refused when the solver's plan is calibrated, if it adds Gaussian
+        noise. All before anything is charged.
+        """
         # delta=None: default_delta(n), once the data is read
         epsilon, delta = check_privacy_target(self.epsilon, self.delta, optional_delta=True)
-        solvers = ("auto", *estimator_solvers())
-        if self.solver not in solvers:
-            raise ValueError(f"solver must be one of {solvers}, got {self.solver!r}")
-        if self.smoothness not in SMOOTHNESS_MODES:
-            raise ValueError(
-                f"smoothness must be one of {SMOOTHNESS_MODES}, got {self.smoothness!r}"
-            )
-        check_positive("clip", self.clip, allow_inf=True)
-        if self.step is not None:
-            check_positive("step", self.step)
+        check_choice("solver", self.solver, ("auto", *estimator_solvers()))
+        check_clip(self.clip, private=not math.isinf(epsilon))
         check_passes(self.passes)
+        check_step(self.step)
         check_batch_size(self.batch_size)
-        if self.solver_options is not None and not isinstance(self.solver_options, dict):
-            raise ValueError(
-                f"solver_options must be None or a dict, got {type(self.solver_options)}"
-            )
+        check_feature_bounds(self.feature_bounds)
+        check_smoothness(self.smoothness, self.feature_bounds)
+        check_solver_options(self.solver_options)
+        check_fit_intercept(self.fit_intercept)
+        check_random_state(self.random_state)
+        check_budget(self.budget)
+        if hasattr(self, "l1_ratio"):
+            check_l1_ratio(self.l1_ratio)
         # the datafit's and the penalty's hyperparameters (loss, penalty, alpha) too
         self._datafit()
         self._penalty()
@@ -151,11 +166,15 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         Raises
         ------
         ValueError
-            A hyperparameter out of range (the message names it), or data that
-            :func:`dpglm.data.load` refuses (a :class:`~dpglm.exceptions.DataError`
-            naming the row or column); fewer than two samples; for classifiers,
-            a target without exactly two classes, or with ``classes`` given, a
-            label outside them (the message names its row).
+            A hyperparameter out of range or of the wrong type, whichever
+            solver fits (the message names it); ``feature_bounds`` whose length
+            is not the number of features; ``delta = 0`` with a solver that
+            adds Gaussian noise (the message says which take ``delta = 0``);
+            data that :func:`dpglm.data.load` refuses (a
+            :class:`~dpglm.exceptions.DataError` naming the row or column);
+            fewer than two samples; for classifiers, a target without exactly
+            two classes, or with ``classes`` given, a label outside them (the
+            message names its row). Nothing is charged to ``budget``.
         BudgetExceededError
             ``budget`` cannot afford the fit; nothing was fitted or charged.
         """
@@ -177,13 +196,14 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         n = data.n_samples
         if n < 2:
             raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
+        bounds = check_feature_bounds(self.feature_bounds, data.n_features)
         delta = default_delta(n) if delta is None else delta
         problem = self.build_problem(data.X, data.y)
         solver = self._solver_for(problem)
         if math.isinf(epsilon):
             theta, n_iter, report = self._fit_non_private(problem, delta)
         else:
-            result = self._fit_private(problem, solver, epsilon, delta)
+            result = self._fit_private(problem, solver, epsilon, delta, bounds)
             theta, n_iter, report = result.theta, result.n_iter, result.report
         coef, intercept = problem.split(theta)
         if self._task == "classification":
@@ -238,6 +258,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         name = type(self).__name__
         if n_samples < 2:
             raise DataError(f"n_samples={n_samples}: {name} needs at least 2 samples to fit")
+        check_feature_bounds(self.feature_bounds, n_features)
         delta = default_delta(n_samples) if delta is None else delta
         shape = ProblemShape(
             n_samples,
@@ -316,7 +337,10 @@ COMMON_PARAMETERS_DOC = """
     epsilon : float, default=1.0
         Privacy of the fit (``inf``: the non-private optimum).
     delta : float or None, default=None
-        ``None``: ``1 / n**2`` from the number of records.
+        ``None``: ``1 / n**2`` from the number of records. ``0`` is refused
+        unless the fit adds no Gaussian noise (DP-GCD with
+        ``solver_options={"noise": "paper", "accountant": "basic"}`` and
+        ``feature_bounds``).
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
     solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd"}, default="auto"
@@ -333,7 +357,10 @@ COMMON_PARAMETERS_DOC = """
         Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.
     feature_bounds : float or array-like, optional
-        Public bounds on ``|X_ij|`` (coordinate solvers).
+        Public bounds on ``|X_ij|``, finite and > 0: one for every feature, or
+        one per feature. Whatever the solver, it trains on the features clipped
+        to them record by record (so they hold for every record, as the report
+        says); DP-CD and DP-GCD also take their smoothness constants from them.
     smoothness : {"auto", "bounds", "private", "data"}, default="auto"
         Source of the coordinate-wise smoothness constants.
     solver_options : dict, optional

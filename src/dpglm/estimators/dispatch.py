@@ -16,6 +16,8 @@ of a fit whose ``passes`` is None) are read from the registry on first use.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
 from dpglm.solvers.registry import (
@@ -26,6 +28,7 @@ from dpglm.solvers.registry import (
     estimator_solvers,
     get_solver,
 )
+from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
 
 __all__ = [
     "SolverDispatch",
@@ -78,10 +81,22 @@ class SolverDispatch:
         """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice."""
         return choose_solver(shape) if self.solver == "auto" else self.solver
 
-    def _fit_private(self, problem, solver, epsilon, delta):
+    def _fit_private(self, problem, solver, epsilon, delta, bounds=None):
+        """Fit ``problem`` with ``solver``; ``bounds``: the validated ``feature_bounds``, if any.
+
+        Public feature bounds are a fact about every record, which clipping
+        makes true: DP-CD and DP-GCD clip to the bounds they are given; for
+        the other solvers the features are clipped here, before the fit, so
+        that the bounds hold for every record whatever the solver (an extreme
+        record included) and the report says so. Without bounds the problem
+        is fitted as it is.
+        """
         spec = get_solver(solver)
         arguments = spec.arguments(self._settings(), problem, self.solver_options)
-        return spec.fit(
+        clipped = bounds is not None and not spec.estimator.smoothness
+        if clipped:
+            problem = problem.clipped_to(bounds)
+        result = spec.fit(
             problem,
             epsilon=epsilon,
             delta=delta,
@@ -89,6 +104,11 @@ class SolverDispatch:
             random_state=self.random_state,
             **arguments,
         )
+        if clipped:
+            assumptions = (*result.report.assumptions, CLIPPED_TO_BOUNDS)
+            report = dataclasses.replace(result.report, assumptions=assumptions)
+            result = dataclasses.replace(result, report=report)
+        return result
 
     def _private_fit_plan(self, shape, epsilon, delta):
         """The :class:`~dpglm.solvers.registry.FitPlan` of a private fit of this shape."""

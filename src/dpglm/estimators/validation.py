@@ -29,9 +29,56 @@ from dpglm.exceptions import (
     ShapeMismatchError,
     TargetError,
 )
-from dpglm.solvers.hyperparameters import check_positive
+from dpglm.privacy.mechanisms import NoiseSource
+from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
 # -- hyperparameters -----------------------------------------------------------------------
+#
+# One check per hyperparameter, with one message per kind of mistake (the parameter, what it
+# takes, what it got), whatever the solver: a fit runs them all before it reads the data,
+# and the length of feature_bounds as soon as the number of features is known, so that
+# nothing is charged to a budget for a fit a hyperparameter would stop.
+
+#: what ``random_state`` takes (what :func:`~dpglm.privacy.mechanisms.make_noise_source` takes)
+RANDOM_STATE_TYPES = "None, an int >= 0, a numpy SeedSequence, a numpy Generator or a NoiseSource"
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_positive_number(name, value, *, optional=False, allow_inf=False):
+    """``value`` as a float ``> 0`` (finite unless ``allow_inf``), or a ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    name : str
+        The parameter, for the message.
+    value : object
+    optional : bool, default=False
+        Whether ``None`` (the solver's default) is allowed; it is returned as is.
+    allow_inf : bool, default=False
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> check_positive_number("step", 2), check_positive_number("step", None, optional=True)
+    (2.0, None)
+    >>> check_positive_number("passes", "3", optional=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: passes must be None or a positive finite number, got '3'
+    """
+    if value is None and optional:
+        return None
+    if not _is_real(value) or not value > 0 or (math.isinf(value) and not allow_inf):
+        either = "None or " if optional else ""
+        kind = "a positive number" if allow_inf else "a positive finite number"
+        raise ValueError(f"{name} must be {either}{kind}, got {value!r}")
+    return float(value)
 
 
 def check_alpha(alpha):
@@ -43,13 +90,48 @@ def check_alpha(alpha):
     return float(alpha)
 
 
+def check_l1_ratio(l1_ratio):
+    """``l1_ratio`` as a float in ``[0, 1]``, or a ``ValueError``.
+
+    Checked whatever the penalty, as every hyperparameter is.
+
+    Examples
+    --------
+    >>> check_l1_ratio(1)
+    1.0
+    """
+    if not _is_real(l1_ratio) or not 0.0 <= l1_ratio <= 1.0:
+        raise ValueError(f"l1_ratio must be a number in [0, 1], got {l1_ratio!r}")
+    return float(l1_ratio)
+
+
+def check_clip(clip, *, private: bool):
+    """``clip`` as a float ``> 0``; ``inf`` (no clipping) only for a non-private fit.
+
+    Examples
+    --------
+    >>> check_clip(float("inf"), private=False)
+    inf
+    >>> check_clip(float("inf"), private=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: clip must be finite for a private fit (epsilon < inf), got inf
+    """
+    clip = check_positive_number("clip", clip, allow_inf=True)
+    if private and math.isinf(clip):
+        # the words of every solver's own check
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    return clip
+
+
 def check_passes(passes):
     """``passes`` as None or a positive finite float, or a ``ValueError``."""
-    if passes is None:
-        return None
-    if isinstance(passes, bool) or not isinstance(passes, numbers.Real):
-        raise ValueError(f"passes must be None or a positive number, got {passes!r}")
-    return check_positive("passes", passes)
+    return check_positive_number("passes", passes, optional=True)
+
+
+def check_step(step):
+    """``step`` as None (the solver's default) or a positive finite float, or a ``ValueError``."""
+    return check_positive_number("step", step, optional=True)
 
 
 def check_batch_size(batch_size):
@@ -61,8 +143,161 @@ def check_batch_size(batch_size):
         or not isinstance(batch_size, numbers.Integral)
         or batch_size < 1
     ):
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     return int(batch_size)
+
+
+def check_feature_bounds(feature_bounds, n_features=None):
+    """``feature_bounds`` as None or an array of finite bounds ``> 0``, or a ``ValueError``.
+
+    Parameters
+    ----------
+    feature_bounds : None, float or array-like of shape (n_features,)
+        Public bounds on ``|X_ij|``: one for every feature, or one per feature.
+    n_features : int, optional
+        The number of features, once the data is read: a vector of bounds
+        must have that length, and the result has it.
+
+    Returns
+    -------
+    ndarray or None
+        The bounds as floats, one per feature when ``n_features`` is given.
+
+    Examples
+    --------
+    >>> check_feature_bounds(2, n_features=3)
+    array([2., 2., 2.])
+    >>> check_feature_bounds([1.0, 0.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_bounds must be finite and > 0; feature 1 has 0.0
+    >>> check_feature_bounds([1.0, 2.0], n_features=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_bounds has 2 values; X has 3 features (give one bound for all, or one per feature)
+    """  # noqa: E501
+    if feature_bounds is None:
+        return None
+    expected = (
+        "feature_bounds must be None, a number > 0 (a bound for every feature) or a 1-D "
+        "array-like of them (one per feature)"
+    )
+    try:
+        bounds = np.asarray(feature_bounds)
+    except (TypeError, ValueError):  # ragged nesting and the like
+        raise ValueError(f"{expected}, got {feature_bounds!r}") from None
+    if bounds.dtype.kind not in "iuf" or bounds.ndim > 1:
+        raise ValueError(f"{expected}, got {feature_bounds!r}")
+    bounds = bounds.astype(float)
+    bad = np.flatnonzero(~np.isfinite(bounds) | ~(bounds > 0))
+    if bad.size and bounds.ndim == 0:
+        raise ValueError(f"feature_bounds must be finite and > 0, got {float(bounds)!r}")
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(
+            f"feature_bounds must be finite and > 0; feature {j} has {float(bounds[j])!r}"
+        )
+    if n_features is None:
+        return bounds
+    if bounds.ndim == 0:
+        return np.full(n_features, float(bounds))
+    if bounds.size != n_features:
+        raise ValueError(
+            f"feature_bounds has {bounds.size} values; X has {n_features} features (give one "
+            "bound for all, or one per feature)"
+        )
+    return bounds
+
+
+def check_choice(name, value, choices):
+    """``value`` if it is one of ``choices`` (strings), else a ``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> check_choice("smoothness", "data", ("auto", "data"))
+    'data'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def check_smoothness(smoothness, feature_bounds):
+    """``smoothness`` if it is a mode, and given ``feature_bounds`` when the mode needs them.
+
+    ``"bounds"`` and ``"private"`` read ``M_j`` from the bounds: without them the
+    setting is refused, whichever solver fits (the words of the coordinate
+    solvers' own check).
+
+    Examples
+    --------
+    >>> check_smoothness("private", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: smoothness='private' needs feature_bounds, public bounds on |X_ij| per column (or one for all)
+    """  # noqa: E501
+    check_choice("smoothness", smoothness, SMOOTHNESS_MODES)
+    if smoothness in ("bounds", "private") and feature_bounds is None:
+        raise ValueError(
+            f"smoothness={smoothness!r} needs feature_bounds, public bounds on |X_ij| per "
+            "column (or one for all)"
+        )
+    return smoothness
+
+
+def check_solver_options(solver_options):
+    """``solver_options`` as None or a dict keyed by keyword names, or a ``ValueError``.
+
+    Whether the solver takes each keyword, and its value, is the solver's
+    own check, made before its charge.
+    """
+    if solver_options is None:
+        return None
+    if not isinstance(solver_options, dict) or not all(
+        isinstance(name, str) for name in solver_options
+    ):
+        raise ValueError(
+            "solver_options must be None or a dict of the solver's keyword arguments, got "
+            f"{solver_options!r}"
+        )
+    return solver_options
+
+
+def check_fit_intercept(fit_intercept):
+    """``fit_intercept`` as a bool (numpy's too), or a ``ValueError``."""
+    if not isinstance(fit_intercept, bool | np.bool_):
+        raise ValueError(f"fit_intercept must be a bool, got {fit_intercept!r}")
+    return bool(fit_intercept)
+
+
+def check_random_state(random_state):
+    """``random_state`` if a noise source can be made from it, else a ``ValueError``.
+
+    Examples
+    --------
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: random_state must be None, an int >= 0, a numpy SeedSequence, a numpy Generator or a NoiseSource, got -1
+    """  # noqa: E501
+    if random_state is None or isinstance(
+        random_state, np.random.Generator | np.random.SeedSequence | NoiseSource
+    ):
+        return random_state
+    if (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and random_state >= 0
+    ):
+        return random_state
+    raise ValueError(f"random_state must be {RANDOM_STATE_TYPES}, got {random_state!r}")
+
+
+def check_budget(budget):
+    """``budget`` if it is None or can be charged (a PrivacyBudget), else a ``ValueError``."""
+    if budget is not None and not callable(getattr(budget, "charge", None)):
+        raise ValueError(f"budget must be None or a PrivacyBudget, got {budget!r}")
+    return budget
 
 
 # -- input checks that scikit-learn words in its own way -----------------------------------

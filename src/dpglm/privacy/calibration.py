@@ -34,8 +34,14 @@ from dpglm.privacy.accounting import (
     auto_accountants,
     get_accountant,
 )
-from dpglm.privacy.events import PrivacyPlan
-from dpglm.privacy.targets import check_privacy_target
+from dpglm.privacy.events import (
+    GaussianEvent,
+    PrivacyPlan,
+    RepeatAndSelectEvent,
+    SampledGaussianEvent,
+    ZCDPEvent,
+)
+from dpglm.privacy.targets import check_privacy_target, zero_delta_message
 
 #: the factor is searched in [1 / MAX_FACTOR, MAX_FACTOR] times the template's noise
 MAX_FACTOR = 1e12
@@ -97,13 +103,39 @@ def calibrate(
     ------
     CalibrationError
         If no noise level meets the target: the plan's fixed costs alone exceed
-        it, or it has no noise to scale.
+        it, or it has no noise to scale; or ``delta = 0`` with a finite
+        ``epsilon`` and Gaussian-family events in the plan (Gaussian, sampled
+        Gaussian, zCDP), which have no ``(epsilon, 0)`` guarantee at any noise
+        level, or with an accountant that gives none (e.g. ``"advanced"``).
+        The message then names ``delta``, says which fits take ``delta = 0``
+        and what to do (:func:`~dpglm.privacy.targets.zero_delta_message`).
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent, LaplaceEvent
+    >>> calibrate(PrivacyPlan([LaplaceEvent(noise_multiplier=1.0, count=4)]), 2.0, 0.0).epsilon
+    2.0
+    >>> gaussian = PrivacyPlan([GaussianEvent(noise_multiplier=1.0)])
+    >>> calibrate(gaussian, 1.0, 0.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.CalibrationError: delta must be > 0 for a private fit: ...
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
     if not rtol > 0:
         raise ValueError(f"rtol must be positive, got {rtol!r}")
     if math.isinf(epsilon):
         return CalibrationResult(plan.scaled(0.0), 0.0, math.inf, delta, "none")
+    if delta == 0.0:
+        kinds = _gaussian_kinds(plan)
+        if kinds:
+            # every accountant would search up to MAX_FACTOR and fail with words about its
+            # own search; no noise level helps, so say why and what does
+            reason = (
+                f"the plan adds Gaussian-family noise ({', '.join(kinds)} events), which has "
+                "no (epsilon, 0) guarantee at any noise level"
+            )
+            raise CalibrationError(zero_delta_message(reason))
     names = auto_accountants(plan) if accountant == "auto" else [get_accountant(accountant).name]
     # cheap closed forms first: their scale starts the numerical accountants' search,
     # and an accountant that already exceeds the target there cannot win
@@ -125,6 +157,22 @@ def calibrate(
     if best is None:
         raise errors[0]
     return best
+
+
+def _gaussian_kinds(plan) -> list:
+    """The kinds of the events of ``plan`` (in order, once each) that need ``delta > 0``."""
+    kinds = []
+    for event in plan.events:
+        if event.count == 0:
+            continue
+        if isinstance(event, RepeatAndSelectEvent):
+            found = _gaussian_kinds(event.inner)
+        elif isinstance(event, GaussianEvent | SampledGaussianEvent | ZCDPEvent):
+            found = [event.kind]
+        else:
+            found = []
+        kinds += [kind for kind in found if kind not in kinds]
+    return kinds
 
 
 def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
@@ -160,6 +208,14 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
         while eps_hi > epsilon:
             hi += step
             if hi > limit:
+                if delta == 0.0 and math.isinf(eps_hi):
+                    raise CalibrationError(
+                        zero_delta_message(
+                            f"the {name!r} accountant gives no guarantee at delta = 0 (account "
+                            "a plan of pure-DP noise with 'basic' or 'pld', which 'auto' "
+                            "includes)"
+                        )
+                    )
                 raise CalibrationError(
                     f"no noise level meets epsilon={epsilon:g} at delta={delta:g} with the "
                     f"{name!r} accountant: even {MAX_FACTOR:g} times the template's noise costs "

@@ -3,7 +3,10 @@
 Every entry point that takes a target (the solvers, the estimators, the search,
 the budget, the accountants, the command line) validates it here, so that
 ``epsilon > 0`` (``inf`` for no privacy) and ``0 <= delta < 1`` mean the same
-thing, with the same messages, wherever a target comes in.
+thing, with the same messages, wherever a target comes in. ``delta = 0`` is
+refused with one message (:func:`zero_delta_message`: why, which fits take it,
+what to do) wherever it cannot be met: by a fit or a search whose analysis needs
+``delta > 0``, and when a plan with Gaussian noise is calibrated.
 
 A fit that spends its budget in parts (the smoothness estimate of DP-CD and
 DP-GCD, the selections of DP-GCD, DP-AGD and vertical Frank-Wolfe, the noisy
@@ -30,7 +33,24 @@ import math
 import numbers
 from dataclasses import dataclass
 
-__all__ = ["Share", "check_delta", "check_epsilon", "check_privacy_target"]
+__all__ = [
+    "PURE_DP_SOLVERS",
+    "Share",
+    "check_delta",
+    "check_epsilon",
+    "check_privacy_target",
+    "zero_delta_message",
+]
+
+#: which fits take ``delta = 0``, for the message that refuses it to the others; named
+#: here, where every refusal of ``delta = 0`` is worded, though this layer imports no solver
+PURE_DP_SOLVERS = (
+    "only pure-DP noise (Laplace, noisy max) has a guarantee at delta = 0: DP-FW and DP-BCFW, "
+    "and DP-GCD with noise='paper' and accountant='basic' (for the estimators, "
+    "solver_options={'noise': 'paper', 'accountant': 'basic'} with feature_bounds) take it; "
+    "DP-CD, DP-SGD, DP-SCD, DP-AGD, DP-GD and DP-GCD's default noise='tight' add Gaussian "
+    "noise, and no estimator default takes it"
+)
 
 
 def _real(value) -> bool:
@@ -136,17 +156,52 @@ def check_privacy_target(
     --------
     >>> check_privacy_target(1, 1e-6)
     (1.0, 1e-06)
-    >>> check_privacy_target(1.0, 0.0, positive_delta="Gaussian noise needs it")
+    >>> check_privacy_target(1.0, 0.0, positive_delta="Gaussian noise needs it", what="search")
     Traceback (most recent call last):
     ...
-    ValueError: delta must be > 0 for a private fit: Gaussian noise needs it
-    """
+    ValueError: delta must be > 0 for a private search: Gaussian noise needs it; give delta > 0, e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
+    """  # noqa: E501
     prefix = f"{owner} " if owner else ""
     epsilon = check_epsilon(epsilon, name=f"{prefix}epsilon")
     delta = check_delta(delta, name=f"{prefix}delta", optional=optional_delta)
     if positive_delta is not None and delta == 0.0 and not math.isinf(epsilon):
-        raise ValueError(f"{prefix}delta must be > 0 for a private {what}: {positive_delta}")
+        raise ValueError(zero_delta_message(positive_delta, owner=owner, what=what))
     return epsilon, delta
+
+
+def zero_delta_message(reason: str, *, owner: str = "", what: str = "fit") -> str:
+    """The refusal of ``delta = 0``: why, which fits take it, and what to do.
+
+    One message wherever ``delta = 0`` is refused: by a target check
+    (``positive_delta`` of :func:`check_privacy_target`) or by the calibration
+    of a plan with Gaussian noise (:func:`~dpglm.privacy.calibration.calibrate`).
+
+    Parameters
+    ----------
+    reason : str
+        Why this target needs ``delta > 0``.
+    owner : str, optional
+        Whose target it is, as in :func:`check_privacy_target`.
+    what : str, default="fit"
+        What the target is for; a fit's message also names the solvers that
+        take ``delta = 0`` (:data:`PURE_DP_SOLVERS`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(zero_delta_message("its Renyi DP accounting gives none", what="search"))
+    delta must be > 0 for a private search: its Renyi DP accounting gives none; give delta > 0, e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
+    """  # noqa: E501
+    prefix = f"{owner} " if owner else ""
+    which = f"; {PURE_DP_SOLVERS}" if what == "fit" else ""
+    return (
+        f"{prefix}delta must be > 0 for a private {what}: {reason}{which}; give delta > 0, "
+        "e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: "
+        "leave delta=None)"
+    )
 
 
 @dataclass(frozen=True)
