@@ -133,6 +133,7 @@ from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem, fw_
 from dpglm.solvers.fw_sampling import Distributed
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
     check_positive,
     check_positive_int,
 )
@@ -541,8 +542,7 @@ def vertical_fw(
     radii = block_radii(radius, K, penalty)
     radii = np.broadcast_to(radii, (K,)).copy()
     bounds = _check_feature_bounds(feature_bounds, d, private)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     if accountant is not None and not isinstance(accountant, str):
         raise TypeError(f"accountant must be a name or None, got {accountant!r}")
     engine = get_engine(engine)

@@ -30,6 +30,7 @@ from dpglm.exceptions import (
     TargetError,
 )
 from dpglm.privacy.mechanisms import NoiseSource
+from dpglm.solvers.hyperparameters import check_finite_clip
 from dpglm.solvers.smoothness import SMOOTHNESS_MODES
 
 # -- hyperparameters -----------------------------------------------------------------------
@@ -118,9 +119,7 @@ def check_clip(clip, *, private: bool):
     ValueError: clip must be finite for a private fit (epsilon < inf), got inf
     """
     clip = check_positive_number("clip", clip, allow_inf=True)
-    if private and math.isinf(clip):
-        # the words of every solver's own check
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     return clip
 
 

@@ -551,11 +551,6 @@ class Setup:
     settings: _Settings
     l2: np.ndarray = field(compare=False, repr=False)
 
-    @property
-    def private(self) -> bool:
-        """Whether the fit adds noise (``epsilon < inf``)."""
-        return not math.isinf(self.fit_plan.epsilon)
-
 
 def prepare(
     problem,
@@ -750,7 +745,8 @@ def dp_agd(
         max_iter=max_iter,
         accountant=accountant,
     )
-    private, settings, share, splits = setup.private, setup.settings, setup.share, setup.splits
+    private = setup.fit_plan.private
+    settings, share, splits = setup.settings, setup.share, setup.splits
     clip_grad, clip_obj, rho, l2 = setup.clip_grad, setup.clip_obj, setup.rho, setup.l2
     delta, name = setup.fit_plan.delta, setup.fit_plan.accountant
 

@@ -51,7 +51,11 @@ from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.report import collect_privacy_warnings, neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.coordinate_steps import check_coordinate_problem, coordinate_arrays
-from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.hyperparameters import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
+    check_positive,
+)
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.smoothness import DATA_LEAK, SmoothnessSpec
@@ -175,11 +179,6 @@ class Setup:
     round_length: int
     spec: SmoothnessSpec
 
-    @property
-    def private(self) -> bool:
-        """Whether the target is finite (noise and clipping) or the fit is non-private."""
-        return not math.isinf(self.fit_plan.epsilon)
-
 
 def prepare(
     problem,
@@ -243,8 +242,7 @@ smoothness_share, accountant
     n, n_coords = problem.n_samples, problem.n_coords
     T, K = schedule(passes, n_coords, round_length)
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     spec = SmoothnessSpec.create(
         problem,
         smoothness,
@@ -349,7 +347,7 @@ def dp_cd(
         accountant=accountant,
     )
     step, clip, T, K, spec = setup.step, setup.clip, setup.rounds, setup.round_length, setup.spec
-    private = setup.private
+    private = setup.fit_plan.private
     # every step needs the residual fresh from the previous one: the records stay in memory
     # (prepare refused row chunks; this is the access's in-memory view of its records)
     problem = problem.in_memory("DP-CD")

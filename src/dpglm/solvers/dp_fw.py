@@ -103,6 +103,7 @@ from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.fw_sampling import Elementary, make_sampling
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
     check_positive,
     check_positive_int,
 )
@@ -445,8 +446,7 @@ def _prepare(problem, *, solver, epsilon, delta, n_iter, clip, noise, accountant
         accountant = ("advanced" if delta > 0 else "basic") if noise == "laplace" else "auto"
     domain = _Domain.create(problem, **domain)
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     # n is public (replace-one neighbours): the sensitivity is known before any record
     sensitivity = 2.0 * float(domain.radii.max()) * clip / problem.n_samples if private else None
     template = fw_plan(n_iter * domain.sampling.size, noise, sensitivity)

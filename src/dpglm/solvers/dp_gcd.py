@@ -81,6 +81,7 @@ from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.solvers.coordinate_steps import check_coordinate_problem, coordinate_arrays
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
     check_positive,
     check_positive_int,
 )
@@ -219,18 +220,13 @@ class Setup:
     spec: SmoothnessSpec
     smoothness: np.ndarray | None
 
-    @property
-    def private(self) -> bool:
-        """Whether the target is finite (noise and clipping) or the fit is non-private."""
-        return not math.isinf(self.fit_plan.epsilon)
-
     def template(self, n_samples: int, smoothness) -> PrivacyPlan:
         """The template plan, its events showing the sensitivities ``M_j`` gives.
 
         Accounting ignores sensitivities: whatever ``M_j``, this is the plan of
         :attr:`fit_plan`, event for event.
         """
-        sensitivities = _sensitivities(self.private, self.clip, n_samples, smoothness)
+        sensitivities = _sensitivities(self.fit_plan.private, self.clip, n_samples, smoothness)
         return _template(self.spec, self.n_iter, self.noise, self.selection_share, sensitivities)
 
 
@@ -309,8 +305,7 @@ feature_bounds, smoothness_share, accountant
     if accountant is None:
         accountant = "advanced" if noise == "paper" else "auto"
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     spec = SmoothnessSpec.create(
         problem,
         smoothness,
@@ -409,7 +404,7 @@ def dp_gcd(
     step, clip, n_iter, spec = setup.step, setup.clip, setup.n_iter, setup.spec
     rule_code = setup.rule_code
     n, p = problem.n_samples, problem.n_features
-    private = setup.private
+    private = setup.fit_plan.private
     # with public bounds, every entry is clipped to them before any kernel reads it
     problem = spec.bounded(problem)
     # M_j from the problem's column statistics, wherever its records are (a partial adds

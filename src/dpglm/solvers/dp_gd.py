@@ -69,6 +69,7 @@ from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.dp_agd import gradient_step_l2
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
     check_positive,
     check_positive_int,
 )
@@ -163,11 +164,6 @@ class Setup:
     clip: float
     l2: np.ndarray = field(compare=False, repr=False)
 
-    @property
-    def private(self) -> bool:
-        """Whether the fit adds noise (``epsilon < inf``)."""
-        return not math.isinf(self.fit_plan.epsilon)
-
 
 def prepare(
     problem,
@@ -213,8 +209,7 @@ def prepare(
     step = check_positive("step", step)
     clip = check_positive("clip", clip, allow_inf=True)
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     if not isinstance(accountant, str):
         raise ValueError(f"accountant must be a str, got {accountant!r}")
     clip = clip if private else math.inf
@@ -307,7 +302,8 @@ def dp_gd(
         clip=clip,
         accountant=accountant,
     )
-    private, T, step, clip, l2 = setup.private, setup.n_iter, setup.step, setup.clip, setup.l2
+    private = setup.fit_plan.private
+    T, step, clip, l2 = setup.n_iter, setup.step, setup.clip, setup.l2
     assumptions = (*neighbouring_assumptions(NEIGHBOURING),)
     if private:
         assumptions += (

@@ -136,7 +136,11 @@ from dpglm.solvers.dp_sgd import (
     schedule,
     training_event,
 )
-from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.hyperparameters import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
+    check_positive,
+)
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
@@ -327,8 +331,7 @@ def prepare(
     batch_size = check_batch_size(batch_size, n)
     T = schedule(passes, n, batch_size)
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     clip = clip if private else math.inf
     sens = update_sensitivity(clip, batch_size, sampling, sequential)
     label = f"scaled dual coordinate updates (alpha, v) over a {sampling} batch"

@@ -73,7 +73,11 @@ from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
 from dpglm.privacy.releases import Release
 from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.hyperparameters import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_finite_clip,
+    check_positive,
+)
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
@@ -369,8 +373,7 @@ def prepare(
     T = schedule(passes, n, batch_size)
     check(problem)
     private = not math.isinf(epsilon)
-    if private and math.isinf(clip):
-        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+    check_finite_clip(clip, private=private)
     clip = clip if private else math.inf
     # replace-one: a record's gradient of norm <= C gives way to another's
     event = training_event(sampling, n, batch_size, T, 2.0 * clip)

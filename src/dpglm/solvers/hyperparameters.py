@@ -47,6 +47,23 @@ def check_positive_int(name: str, value) -> int:
     return int(value)
 
 
+def check_finite_clip(clip: float, *, private: bool) -> None:
+    """Refuse an infinite ``clip`` for a private fit: its sensitivity would be unbounded.
+
+    ``epsilon = inf`` (no noise) is the only fit that may leave its records unclipped.
+
+    Examples
+    --------
+    >>> check_finite_clip(float("inf"), private=False)
+    >>> check_finite_clip(float("inf"), private=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: clip must be finite for a private fit (epsilon < inf), got inf
+    """
+    if private and math.isinf(clip):
+        raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+
+
 #: the assumption of every private fit: its hyperparameters are not chosen on the data
 HYPERPARAMETER_ASSUMPTION = (
     "hyperparameters (clipping threshold, step size, number of passes) chosen independently of "

@@ -230,6 +230,11 @@ class FitPlan:
     accountant: str = "auto"
     leaks: tuple = ()
 
+    @property
+    def private(self) -> bool:
+        """Whether the fit adds noise and clips (``epsilon < inf``)."""
+        return not math.isinf(self.epsilon)
+
     def calibrated(self) -> PrivacyPlan:
         """The calibrated plan, as :func:`spend` calibrates it (the plan the fit charges)."""
         return calibrate_cached(self.template, self.epsilon, self.delta, self.accountant).plan
