@@ -172,6 +172,7 @@ RANKS = {
     "dpglm.plotting": 1,
     "dpglm.clipping": 2,
     "dpglm.audit": 2,
+    "dpglm.preprocessing": 2,
     "dpglm.access": 3,
     "dpglm.problem": 4,
     "dpglm.solvers": 5,

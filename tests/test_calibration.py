@@ -91,7 +91,8 @@ def test_auto_needs_no_more_noise_than_any_single_accountant(name):
     for accountant in valid_accountants(plan):
         single = calibrate(plan, 1.0, 1e-6, accountant)
         assert single.epsilon <= 1.0
-        assert auto.scale <= single.scale * (1 + 1e-12)
+        # each search stops within its relative tolerance (1e-4) of its own least noise
+        assert auto.scale <= single.scale * (1 + 1e-4)
 
 
 def test_epsilon_infinity_means_no_noise():

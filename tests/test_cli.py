@@ -17,6 +17,7 @@ import pytest
 
 from dpglm import cli
 from dpglm.cli import main
+from dpglm.estimators import load_model
 
 DATA = Path(__file__).resolve().parent / "data"
 CRIME = DATA / "communities_crime.csv.gz"
@@ -201,7 +202,7 @@ def test_fit_report_predict_budget_round_trip(capsys, crime_csv, tmp_path):
     assert status == 0
     assert "dataset 'crime': budget epsilon 3, delta 1e-06" in out
     charges = [line for line in out.splitlines() if re.match(r"\s+1\s+\d{4}-\d\d-\d\d ", line)]
-    assert len(charges) == 1 and "DP-CD on Problem(1994x100" in charges[0]
+    assert len(charges) == 1 and "DPRidge (dp-cd) on 1994x100" in charges[0]
     spent = float(charges[0].split()[3])
     assert 0.5 < spent <= 3
 
@@ -323,9 +324,29 @@ def test_budget_ledger_errors(capsys, tmp_path, fit_args):
     assert status == 0 and "nothing spent yet" in out
 
 
-def test_fit_without_bounds_says_the_guarantee_does_not_hold(capsys, crime_csv, tmp_path):
+def test_fit_without_bounds_is_private_and_says_what_its_ranges_cost(capsys, crime_csv, tmp_path):
+    args = ["fit", crime_csv, "--target", "target", "--model", "ridge", "--solver", "dp-cd",
+            "-o", tmp_path / "m.json", "-q"]  # fmt: skip
+    status, out, err = call(capsys, *args)
+    assert status == 0, err
+    assert "privacy leak" not in err and "does NOT hold" not in out
+    text = " ".join(out.split())  # the note is wrapped
+    assert text.count("preprocessing: the private ranges of the features and target") == 1
+    report = load_model(tmp_path / "m.json").privacy_report_
+    assert f"took epsilon {report.parts['preprocessing']:.3g} of the 1" in text
+    assert "25% of the budget" in text
+    # public ranges for both: nothing spent on them, no such line
+    status, out, err = call(capsys, *args, "--feature-bounds", "1", "--target-bounds", "0,1")
+    assert status == 0, err
+    assert "preprocessing:" not in out
+    assert "preprocessing" not in load_model(tmp_path / "m.json").privacy_report_.parts
+
+
+def test_fit_with_ranges_from_the_data_says_the_guarantee_does_not_hold(
+    capsys, crime_csv, tmp_path
+):
     leaky = ["fit", crime_csv, "--target", "target", "--model", "ridge", "--solver", "dp-cd",
-             "-o", tmp_path / "m.json", "-q"]  # fmt: skip
+             "--feature-bounds", "data", "-o", tmp_path / "m.json", "-q"]  # fmt: skip
     status, out, err = call(capsys, *leaky)
     assert status == 3  # the model is written, but the exit status carries the broken guarantee
     assert (tmp_path / "m.json").exists()
@@ -393,6 +414,13 @@ def test_compare_writes_curves(capsys, crime_csv, tmp_path):
         (["fit", "x.csv", "--model", "lasso", "--test-size", "-0.1", "-o", "m"], "--test-size"),
         (["fit", "x.csv", "--model", "lasso", "--test-size", "abc", "-o", "m"], "--test-size"),
         (["score", "m.json"], "DATA"),
+        (
+            ["fit", "x.csv", "--model", "ridge", "--target-bounds", "1", "-o", "m"],
+            "--target-bounds",
+        ),
+        (["fit", "x.csv", "--model", "ridge", "--target-bounds", "2,1", "-o", "m"], "LOW <= HIGH"),
+        (["fit", "x.csv", "--model", "ridge", "--target-bounds", "0,inf", "-o", "m"], "finite"),
+        (["fit", "x.csv", "--model", "ridge", "--feature-bounds", "dta", "-o", "m"], "bounds"),
     ],
 )
 def test_usage_errors_exit_2_naming_the_option(capsys, args, message):
@@ -417,6 +445,8 @@ def test_usage_errors_exit_2_naming_the_option(capsys, args, message):
         (["fit", "{phishing}", "--target", "label", "--model", "svm", "-o", "{tmp}/m.json"],
          "target='label' does not apply to LIBSVM file phishing.svm.gz"),
         (["report", "{crime}"], "cannot read a dpglm model from"),
+        (["fit", "{phishing}", "--model", "svm", "--target-bounds", "0,1", "-o", "{tmp}/m.json"],
+         "--target-bounds is the range of a regression's target"),
         (["report", "{tmp}/nothing.json"], "nothing.json"),
         (["predict", "{tmp}/nothing.json", "{crime}"], "nothing.json"),
         (["compare", "{crime}", "--model", "lasso", "--feature-bounds", "1,1", "--no-plot",
@@ -479,8 +509,8 @@ def test_console_script_is_declared():
 
 def test_exit_status_3_in_a_fresh_process_and_in_the_help(tmp_path):
     data = _regression_csv(tmp_path / "reg.csv", n=400)
-    result = run("fit", data, "--model", "ridge", "--solver", "dp-cd", "-o", "m.json", "-q",
-                 cwd=tmp_path)  # fmt: skip
+    result = run("fit", data, "--model", "ridge", "--feature-bounds", "data", "-o", "m.json",
+                 "-q", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 3, result.stderr
     assert (tmp_path / "m.json").exists() and "Traceback" not in result.stderr
     assert "privacy guarantee does NOT hold" in result.stderr

@@ -484,8 +484,13 @@ def test_estimators_fit_and_predict_with_dp_scd():
     ridge = DPRidge(alpha=0.05, solver="dp-scd", fit_intercept=False, epsilon=2.0, passes=2)
     ridge.set_params(random_state=0, batch_size=100, clip=0.5).fit(X, y)
     assert ridge.solver_ == "dp-scd" and ridge.privacy_report_.epsilon <= 2.0
-    # the model applies to normalised rows: predict normalises them too
-    want = (X / np.linalg.norm(X, axis=1, keepdims=True)) @ ridge.coef_
+    # the model applies to the scaled rows normalised: predict normalises them too, and
+    # without intercept nothing is centred, so the model stays one through the origin
+    assert ridge.intercept_ == 0.0
+    scaling = ridge.scaling_
+    z = scaling.transform(X)
+    w, _ = scaling.scaled_model(ridge.coef_, ridge.intercept_)
+    want = scaling.target_scale * (z / np.linalg.norm(z, axis=1, keepdims=True)) @ w
     np.testing.assert_allclose(ridge.predict(X), want, rtol=1e-12, atol=1e-15)
     assert ridge.score(X, y) > 0.5
     Xc, yc = make_data(5, n=5000, p=4, classification=True)

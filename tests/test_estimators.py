@@ -143,15 +143,38 @@ COORDINATE_MODELS = [
 
 
 @pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
-def test_no_feature_bounds_warns_and_the_report_records_it(model):
+def test_no_feature_bounds_estimates_the_ranges_privately(model):
     X, y = _data(type(model))
-    with pytest.warns(PrivacyLeakWarning, match="smoothness"):
-        model.set_params(random_state=0, passes=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = clone(model).set_params(random_state=0, passes=2).fit(X, y)
     report = model.privacy_report_
-    assert report.warnings and "smoothness" in report.warnings[0]
+    assert report.warnings == () and report.guarantee is True
+    assert report.epsilon <= 1.0 + 1e-9
+    parts = {m.part for m in report.mechanisms}
+    assert "preprocessing" in parts and "training" in parts
+    assert any("feature ranges released privately" in a for a in report.assumptions)
+
+
+@pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
+def test_ranges_read_from_the_data_warn_and_the_report_records_it(model):
+    X, y = _data(type(model))
+    with pytest.warns(PrivacyLeakWarning, match="ranges read from the data"):
+        model = clone(model).set_params(feature_bounds="data", random_state=0, passes=2)
+        model.fit(X, y)
+    report = model.privacy_report_
+    assert report.warnings and "ranges read from the data" in report.warnings[0]
     assert report.guarantee is False
     assert not report.non_private
     assert "does NOT hold" in str(report)
+
+
+@pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
+def test_smoothness_read_from_the_data_warns(model):
+    X, y = _data(type(model))
+    with pytest.warns(PrivacyLeakWarning, match="smoothness"):
+        model = clone(model).set_params(smoothness="data", random_state=0, passes=2).fit(X, y)
+    assert model.privacy_report_.guarantee is False
 
 
 @pytest.mark.parametrize("model", COORDINATE_MODELS, ids=repr)
@@ -179,7 +202,9 @@ def test_dp_sgd_needs_no_feature_bounds():
 @pytest.mark.parametrize("solver", ["dp-cd", "dp-gcd"])
 def test_private_smoothness_is_a_visible_charged_part(solver):
     X, y = _regression()
-    model = DPRidge(alpha=0.01, solver=solver, smoothness="private", feature_bounds=1.0)
+    model = DPRidge(
+        alpha=0.01, solver=solver, smoothness="private", feature_bounds=1.0, target_bounds=(-3, 3)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         model.set_params(random_state=0, passes=2).fit(X, y)
@@ -192,18 +217,34 @@ def test_private_smoothness_is_a_visible_charged_part(solver):
     assert "smoothness estimation" in str(report)
 
 
-def test_private_smoothness_without_bounds_is_refused():
+def test_private_smoothness_without_public_bounds_follows_the_private_ranges():
     X, y = _regression()
-    with pytest.raises(ValueError, match="feature_bounds"):
-        DPRidge(solver="dp-cd", smoothness="private").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = DPRidge(solver="dp-cd", smoothness="private", random_state=0).fit(X, y)
+    report = model.privacy_report_
+    assert set(report.parts) == {"preprocessing", "smoothness estimation", "training"}
+    assert report.guarantee and report.epsilon <= 1.0 + 1e-9
 
 
 # -- epsilon = inf: the non-private optimum -----------------------------------------------
 
 
 def _reference_theta(model, X, y):
-    problem = Problem(X, y, model._datafit(), model._penalty(), model.fit_intercept)
-    return solve_reference(problem).theta
+    """The reference optimum on the records as the fitted model scaled them, on the raw scale."""
+    scaling = model.scaling_
+    Z, t = scaling.transform(X), scaling.transform_target(y)
+    problem = Problem(Z, t, model._datafit(), model._penalty(), model.fit_intercept)
+    coef, intercept = problem.split(solve_reference(problem).theta)
+    coef, intercept = scaling.raw_model(coef, intercept)
+    return np.append(coef, intercept) if model.fit_intercept else coef
+
+
+def _on_scaled_data(model, reference, X, y):
+    """``reference`` (a scikit-learn estimator) fitted on ``model``'s scaled records, raw scale."""
+    scaling = model.scaling_
+    reference.fit(scaling.transform(X), scaling.transform_target(y) if y.dtype.kind == "f" else y)
+    return scaling.raw_model(np.ravel(reference.coef_), np.ravel(reference.intercept_)[0])
 
 
 @pytest.mark.parametrize(
@@ -225,6 +266,8 @@ def test_infinite_epsilon_regressors_match_the_reference_solver(model):
     theta = _reference_theta(model, X, y)
     fitted = np.append(model.coef_, model.intercept_) if model.fit_intercept else model.coef_
     np.testing.assert_allclose(fitted, theta, rtol=1e-10, atol=1e-12)
+    # the exact ranges of the data: clipping changes nothing, and predictions are X coef + b
+    np.testing.assert_allclose(model.predict(X), X @ model.coef_ + model.intercept_)
     assert model.solver_ == "reference"
     assert model.n_iter_ == 0
     report = model.privacy_report_
@@ -249,10 +292,13 @@ def test_infinite_epsilon_matches_scikit_learn_on_the_same_objective():
         ),
     ]
     for ours, theirs in pairs:
+        # alpha applies on the scale the solvers see: records mapped into [-1, 1]
         ours.fit(X, y)
-        theirs.fit(X, y)
-        np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-7, err_msg=repr(ours))
-        assert ours.intercept_ == pytest.approx(theirs.intercept_, abs=1e-7)
+        coef, intercept = _on_scaled_data(ours, theirs, X, y)
+        np.testing.assert_allclose(ours.coef_, coef, atol=1e-7, err_msg=repr(ours))
+        assert ours.intercept_ == pytest.approx(intercept, abs=1e-7)
+    plain = LinearRegression().fit(X, y)  # least squares does not depend on the scale
+    np.testing.assert_allclose(pairs[0][0].coef_, plain.coef_, atol=1e-9)
 
 
 def test_infinite_epsilon_logistic_matches_scikit_learn():
@@ -262,11 +308,13 @@ def test_infinite_epsilon_logistic_matches_scikit_learn():
     n, alpha = X.shape[0], 0.01
     ours = DPLogisticRegression(alpha=alpha, epsilon=INF).fit(X, y_flip)
     # (1/n) sum log-loss + alpha/2 ||w||^2 = alpha (C sum log-loss + 1/2 ||w||^2), C = 1/(n alpha)
-    theirs = LogisticRegression(C=1.0 / (n * alpha), tol=1e-12, max_iter=10_000).fit(X, y_flip)
-    np.testing.assert_allclose(ours.coef_, theirs.coef_.ravel(), atol=1e-5)
-    assert ours.intercept_ == pytest.approx(theirs.intercept_[0], abs=1e-5)
+    theirs = LogisticRegression(C=1.0 / (n * alpha), tol=1e-12, max_iter=10_000)
+    coef, intercept = _on_scaled_data(ours, theirs, X, y_flip)
+    np.testing.assert_allclose(ours.coef_, coef, atol=1e-5)
+    assert ours.intercept_ == pytest.approx(intercept, abs=1e-5)
     np.testing.assert_array_equal(ours.classes_, theirs.classes_)
-    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-5)
+    expected = theirs.predict_proba(ours.scaling_.transform(X))
+    np.testing.assert_allclose(ours.predict_proba(X), expected, atol=1e-5)
 
 
 @pytest.mark.parametrize("model", [DPLogisticRegression(epsilon=INF), DPLinearSVC(epsilon=INF)])
@@ -274,8 +322,7 @@ def test_infinite_epsilon_classifiers_match_the_reference_solver(model):
     X, y = _classification(n=200)
     y[:20] = 1 - y[:20]
     model.fit(X, y)
-    problem = Problem(X, np.where(y == 1, 1.0, -1.0), model._datafit(), model._penalty(), True)
-    theta = solve_reference(problem).theta
+    theta = _reference_theta(model, X, np.where(y == 1, 1.0, -1.0))
     np.testing.assert_allclose(np.append(model.coef_, model.intercept_), theta, rtol=1e-10)
     assert model.privacy_report_.non_private
 
@@ -732,14 +779,21 @@ def test_auto_smoothness_with_bounds_is_estimated_privately(solver):
 def test_bounds_smoothness_spends_nothing_on_estimation():
     X, y = _regression()
     model = DPRidge(
-        solver="dp-cd", feature_bounds=1.0, smoothness="bounds", random_state=0, passes=2
+        solver="dp-cd",
+        feature_bounds=1.0,
+        target_bounds=(-3, 3),
+        smoothness="bounds",
+        random_state=0,
+        passes=2,
     ).fit(X, y)
     assert list(model.privacy_report_.parts) == ["training"]
 
 
 def test_estimators_fit_and_predict_with_dp_agd():
     X, y = _classification(n=4000, seed=3)
-    model = DPLogisticRegression(alpha=1e-3, solver="dp-agd", epsilon=1.0, random_state=0)
+    model = DPLogisticRegression(
+        alpha=1e-3, solver="dp-agd", epsilon=1.0, feature_bounds=1, random_state=0
+    )
     model.fit(X, y)
     report = model.privacy_report_
     assert model.solver_ == "dp-agd" and report.accountant == "zcdp"
@@ -748,7 +802,14 @@ def test_estimators_fit_and_predict_with_dp_agd():
     capped = DPLogisticRegression(solver="dp-agd", passes=3, random_state=0).fit(X, y)
     assert capped.n_iter_ <= 3 and capped.privacy_report_.epsilon <= 1.0 + 1e-9
     Xr, yr = _regression(n=2000)
-    ridge = DPRidge(alpha=1e-3, solver="dp-agd", epsilon=2.0, random_state=0).fit(Xr, yr)
+    ridge = DPRidge(
+        alpha=1e-3,
+        solver="dp-agd",
+        epsilon=2.0,
+        feature_bounds=1,
+        target_bounds=(-2.5, 2.5),
+        random_state=0,
+    ).fit(Xr, yr)
     assert ridge.score(Xr, yr) > 0.8
     with pytest.raises(ValueError, match="step"):
         DPRidge(solver="dp-agd", step=0.1).fit(Xr, yr)

@@ -35,7 +35,6 @@ from dpglm.privacy.events import (
 )
 from dpglm.privacy.spending import spend
 from dpglm.solvers.registry import ProblemShape, estimator_solvers, get_solver
-from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
 
 N, P = 40, 3
 ESTIMATORS = (
@@ -86,8 +85,9 @@ COMMON = {
     "feature_bounds": [
         0, -1.0, NAN, INF, "abc", True, {"a": 1}, [1.0, -1.0, 1.0], [1.0, NAN, 1.0],
         [1.0, INF, 1.0], [1.0, 0.0, 1.0], [[1.0, 1.0, 1.0]], ["1", "1", "1"],
+        [[2.0, 1.0]] * 3, [[0.0, INF]] * 3, [[NAN, 1.0]] * 3, "Data",
     ],
-    "smoothness": ["guess", 1, None, "bounds", "private"],  # the last two need feature_bounds
+    "smoothness": ["guess", 1, None],
     "solver_options": [3, "abc", [("noise", "paper")], {1: "paper"}],
     "fit_intercept": ["abc", 1, 1.0, None],
     "random_state": [-1, 1.5, "abc", True],
@@ -99,6 +99,7 @@ SPECIFIC = {
     "l1_ratio": [-0.1, 1.5, NAN, "abc", None],
     "penalty": ["l3", None, 1],
     "loss": ["log", None],
+    "target_bounds": [(1.0, 0.0), (NAN, 1.0), (0.0, INF), "abc", [1.0, 2.0, 3.0], 5.0, True],
 }
 #: feature bounds whose only fault is their length, known once the data is read
 WRONG_LENGTH = [[1.0, 1.0], [1.0] * (P + 1), []]
@@ -204,21 +205,32 @@ def test_every_solver_trains_on_the_features_clipped_to_their_bounds(solver):
 
     bounded = fit(extreme, feature_bounds=1.0)
     np.testing.assert_array_equal(bounded.coef_, fit(clipped, feature_bounds=1.0).coef_)
-    assert bounded.privacy_report_.assumptions.count(CLIPPED_TO_BOUNDS) == 1
+    assert _user_bounds_lines(bounded) == 1
     # per-feature bounds clip each column to its own bound
-    per_feature = fit(extreme, feature_bounds=[2.0, 2.0, 0.25])
-    expected = fit(np.clip(extreme, -np.array([2.0, 2.0, 0.25]), [2.0, 2.0, 0.25]))
+    bounds = [2.0, 2.0, 0.25]
+    per_feature = fit(extreme, feature_bounds=bounds)
+    expected = fit(np.clip(extreme, -np.array(bounds), bounds), feature_bounds=bounds)
     np.testing.assert_array_equal(per_feature.coef_, expected.coef_)
-    # without bounds the extreme record is fitted as it is, and the report says nothing
+    # without public bounds the ranges are released privately, and the report says so
     unbounded = fit(extreme)
     assert not np.array_equal(unbounded.coef_, bounded.coef_)
-    assert CLIPPED_TO_BOUNDS not in unbounded.privacy_report_.assumptions
+    assert _user_bounds_lines(unbounded) == 0
+    assert any("released privately" in a for a in unbounded.privacy_report_.assumptions)
+
+
+def _user_bounds_lines(model):
+    return sum(
+        a.startswith(("feature ranges (low, high) supplied", "target range (low, high) supplied"))
+        for a in model.privacy_report_.assumptions
+    )
 
 
 def test_a_coordinate_solver_clips_once_and_says_so_once():
     X, y = _data(DPRidge)
-    model = DPRidge(solver="dp-cd", feature_bounds=1.0, passes=1.0, random_state=0).fit(X, y)
-    assert model.privacy_report_.assumptions.count(CLIPPED_TO_BOUNDS) == 1
+    model = DPRidge(
+        solver="dp-cd", feature_bounds=1.0, target_bounds=(-3, 3), passes=1.0, random_state=0
+    ).fit(X, y)
+    assert _user_bounds_lines(model) == 2  # the features' ranges, the target's
 
 
 # -- delta = 0 ----------------------------------------------------------------------------
@@ -267,6 +279,7 @@ def test_the_fits_the_message_names_do_take_delta_zero():
         solver="dp-gcd",
         delta=0.0,
         feature_bounds=1.0,
+        target_bounds=(-3.0, 3.0),
         solver_options={"noise": "paper", "accountant": "basic"},
     )
     plan, leaks = model.planned_fit(N, P)

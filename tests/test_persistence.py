@@ -30,6 +30,7 @@ KEYS = {
     "budget",
     "coef",
     "intercept",
+    "scaling",
     "n_features_in",
     "feature_names_in",
     "classes",
@@ -115,7 +116,9 @@ def test_document_holds_the_documented_keys(tmp_path):
     document = json.loads(text)
     assert set(document) == KEYS
     assert document["format"] == MODEL_FORMAT == "dpglm-model"
-    assert document["version"] == MODEL_FORMAT_VERSION == 1
+    assert document["version"] == MODEL_FORMAT_VERSION == 2
+    assert document["scaling"] == model.scaling_.to_dict()
+    assert document["scaling"]["low"] == [-1.0] * 3 and document["scaling"]["centred"]
     assert document["estimator"] == "DPLogisticRegression"
     assert set(document["params"]) == set(model.get_params()) - {"budget"}
     assert document["params"]["feature_bounds"] == 1.0
@@ -307,11 +310,11 @@ def test_wrong_format(tmp_path, document):
     _load_error(_write(tmp_path / "m.json", document), "not a dpglm model file")
 
 
-@pytest.mark.parametrize("version", [2, 0, "1", None, True])
+@pytest.mark.parametrize("version", [1, 3, 0, "2", None, True])
 def test_wrong_version(saved, version):
     path, document = saved
     document["version"] = version
-    _load_error(_write(path, document), f"version {version!r}; this dpglm reads version 1")
+    _load_error(_write(path, document), f"version {version!r}; this dpglm reads version 2")
 
 
 @pytest.mark.parametrize("name", ["DPPoisson", "LogisticRegression", None])

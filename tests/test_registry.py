@@ -38,6 +38,7 @@ CASES = {
     "dp-gd": ("logistic", L2(0.01), False, {"n_iter": 5}),
     "dp-fw": ("squared", L1Ball(2.0), False, {"n_iter": 5}),
     "dp-bcfw": ("squared", None, False, {"n_iter": 5, "blocks": 2, "radius": 2.0}),
+    "adassp": ("squared", L2(0.01), True, {"feature_bounds": 1.0}),
 }
 
 
@@ -49,7 +50,7 @@ def _problem(name, sparse=False):
 
 def test_every_solver_is_registered_once_in_order():
     assert list(registered_solvers()) == list(CASES)
-    assert estimator_solvers() == ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd")
+    assert estimator_solvers() == ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp")
     for name, solver in registered_solvers().items():
         assert solver.name == name and solver.summary and "\n" not in solver.summary
         assert get_solver(name) is solver
@@ -161,8 +162,9 @@ def test_an_estimators_planned_fit_is_what_its_fit_charges(model):
 
 
 def test_a_planned_leak_is_the_warning_the_fit_gives():
-    model = DPLasso(epsilon=1.0, alpha=0.01, solver="dp-cd", random_state=0)
+    model = DPLasso(epsilon=1.0, alpha=0.01, solver="dp-cd", smoothness="data", random_state=0)
     _, leaks = model.planned_fit(400, 5)
+    assert leaks
     X, y = make_data(11, n=400, p=5)
     with pytest.warns(PrivacyLeakWarning) as caught:
         model.fit(X, y)

@@ -62,7 +62,14 @@ def regressor_search(**kwargs):
         "random_state": 0,
     }
     options.update(kwargs)
-    model = DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0)
+    # the target mapped into [-1, 1] halves its residuals: clip 1 here is clip 2 on y
+    model = DPRidge(
+        solver="dp-cd",
+        feature_bounds=1.0,
+        target_bounds=(-2.0, 2.0),
+        smoothness="bounds",
+        clip=1.0,
+    )
     return PrivateSearchCV(model, REGRESSOR_GRID, **options)
 
 
@@ -141,7 +148,13 @@ def test_plain_grid_search_charges_every_fit():
 
 def test_candidates_with_different_plans_are_all_accounted():
     search = PrivateSearchCV(
-        DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0),
+        DPRidge(
+            solver="dp-cd",
+            feature_bounds=1.0,
+            target_bounds=(-2.0, 2.0),
+            smoothness="bounds",
+            clip=2.0,
+        ),
         {"alpha": [1e-3], "passes": [5, 20]},
         epsilon=1.0,
         delta=1e-6,
@@ -164,7 +177,13 @@ def test_candidates_with_different_plans_are_all_accounted():
     assert 0.999 <= search.privacy_report_.epsilon <= 1.0
     # composing both plans in each run leaves each fit less than with one plan
     one = PrivateSearchCV(
-        DPRidge(solver="dp-cd", feature_bounds=1.0, smoothness="bounds", clip=2.0),
+        DPRidge(
+            solver="dp-cd",
+            feature_bounds=1.0,
+            target_bounds=(-2.0, 2.0),
+            smoothness="bounds",
+            clip=2.0,
+        ),
         {"alpha": [1e-3], "passes": [20]},
         epsilon=1.0,
         delta=1e-6,
@@ -180,7 +199,7 @@ def test_searches_with_dp_sgd_are_replace_one():
     """DP-SGD's Poisson sampling is accounted for replace-one neighbours, like every fit."""
     budget = PrivacyBudget(2.0, 1e-6)
     search = PrivateSearchCV(
-        DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=64),
+        DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=64, feature_bounds=1.0),
         {"alpha": [1e-4, 1e-3]},
         epsilon=1.0,
         delta=1e-6,
@@ -220,12 +239,12 @@ def test_the_report_round_trips_and_lists_what_holds():
     assert "repeat_and_select" in text and "noisy validation score" in text
     assert any("number of runs and the other runs stay secret" in a for a in report.assumptions)
     # the selected fit's own assumptions are included
-    assert any("feature bounds" in a for a in report.assumptions)
+    assert any("feature ranges (low, high) supplied by the user" in a for a in report.assumptions)
 
 
 def test_leaks_of_the_fits_void_the_guarantee():
     search = PrivateSearchCV(
-        DPLogisticRegression(solver="dp-cd"),  # no feature bounds: smoothness from the data
+        DPLogisticRegression(solver="dp-cd", smoothness="data"),  # constants read from the data
         {"alpha": [1e-3, 1e-2]},
         epsilon=1.0,
         delta=1e-6,

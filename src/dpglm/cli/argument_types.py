@@ -180,12 +180,39 @@ def class_labels(text):
 
 
 def feature_bounds_value(text):
-    """One public bound on ``|X_ij|`` for every feature, or one per feature (comma-separated).
+    """One public bound on ``|X_ij|`` for every feature, one per feature, or ``data``.
+
+    ``data`` reads the ranges from the data, without privacy (the fit's report
+    then says its guarantee does not hold).
 
     Examples
     --------
-    >>> feature_bounds_value("1"), feature_bounds_value("1,2.5")
-    (1.0, [1.0, 2.5])
+    >>> feature_bounds_value("1"), feature_bounds_value("1,2.5"), feature_bounds_value("data")
+    (1.0, [1.0, 2.5], 'data')
     """
+    if text.strip() == "data":
+        return "data"
     values = [positive_float(part.strip()) for part in text.split(",")]
     return values[0] if len(values) == 1 else values
+
+
+def target_bounds_value(text):
+    """A public range ``LOW,HIGH`` of the target, ``LOW <= HIGH``, both finite.
+
+    Examples
+    --------
+    >>> target_bounds_value("0,5.5")
+    (0.0, 5.5)
+    """
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH (two numbers), got {text!r}")
+    try:
+        low, high = (float(part.strip()) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected LOW,HIGH (two numbers), got {text!r}"
+        ) from None
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise argparse.ArgumentTypeError(f"expected finite LOW <= HIGH, got {text!r}")
+    return low, high

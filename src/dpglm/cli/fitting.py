@@ -139,12 +139,43 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         f"solver {model.solver_}, {model.n_iter_} updates, {format_duration(seconds)}; "
         f"{nonzero} of {data.n_features} coefficients non-zero"
     )
-    head = str(model.privacy_report_).splitlines()
+    report = model.privacy_report_
+    head = str(report).splitlines()
     print("privacy: " + head[0])
     if len(head) > 1 and head[1].startswith("WARNING"):
         print("  " + head[1])
-        if bounds is None:
-            print("  give public bounds on |X_ij| with --feature-bounds to avoid the leak")
+        if isinstance(bounds, str) and bounds == "data":
+            print("  leave out --feature-bounds data: the ranges are then estimated privately")
+    preprocessing = report.parts.get("preprocessing")
+    if preprocessing is not None:
+        from dpglm.estimators.preprocessing import preprocessing_share
+
+        share = preprocessing_share(data.n_samples - held_out, data.n_features, model.epsilon)
+        print("  " + wrap_note(preprocessing_line(report, preprocessing, share), indent="  "))
+
+
+def preprocessing_line(report, epsilon, share):
+    """What the private ranges cost, within the fit's epsilon, and how to spend nothing on them.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.report import PrivacyReport
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts={"preprocessing": 0.09})
+    >>> print(preprocessing_line(report, 0.09, 0.1))
+    preprocessing: the private ranges of the features and target took epsilon 0.09 of the 1 (on their own; 10% of the budget), the rest trained the model; public --feature-bounds and --target-bounds cost nothing
+    """  # noqa: E501
+    labels = " ".join(m.label for m in report.mechanisms if m.part == "preprocessing")
+    what = []
+    if "per-column" in labels or not labels:
+        what.append("features")
+    if "target" in labels or not labels:
+        what.append("target")
+    return (
+        f"preprocessing: the private ranges of the {' and '.join(what)} took epsilon "
+        f"{epsilon:.3g} of the {report.epsilon:.3g} (on their own; "
+        f"{share:.0%} of the budget), the rest trained the model; public "
+        "--feature-bounds and --target-bounds cost nothing"
+    )
 
 
 def cmd_predict(args):

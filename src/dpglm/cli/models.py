@@ -113,6 +113,14 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
         "feature_bounds": feature_bounds,
         "random_state": args.seed,
     }
+    target_bounds = getattr(args, "target_bounds", None)
+    if args.model not in ("logistic", "svm"):
+        params["target_bounds"] = target_bounds
+    elif target_bounds is not None:
+        raise ValueError(
+            f"--target-bounds is the range of a regression's target; --model {args.model} "
+            "is a classifier (its labels need no range)"
+        )
     if args.model in ("logistic", "svm"):
         params["penalty"] = args.penalty or "l2"
         params["classes"] = getattr(args, "classes", None)

@@ -20,6 +20,7 @@ from dpglm.cli.argument_types import (
     positive_float,
     positive_int,
     solver_list,
+    target_bounds_value,
 )
 from dpglm.cli.compare import cmd_compare
 from dpglm.cli.demo import DEMO_EPSILONS, DEMO_REPEATS, cmd_demo
@@ -391,7 +392,15 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         type=feature_bounds_value,
         metavar="B",
         help="public bound(s) on |X_ij|: one number, or one per feature (comma-separated); "
-        "without it DP-CD and DP-GCD read smoothness constants from the data (privacy leak)",
+        "without it the features' ranges are estimated privately, with a share of the "
+        "budget; 'data' reads them from the data (not private)",
+    )
+    privacy.add_argument(
+        "--target-bounds",
+        type=target_bounds_value,
+        metavar="LOW,HIGH",
+        help="public range of a regression's target; without it the range is estimated "
+        "privately with the features'",
     )
     solver = parser.add_argument_group("solver")
     solver.add_argument(

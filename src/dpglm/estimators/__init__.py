@@ -43,16 +43,26 @@ bounds each per-sample gradient in L2, it chooses its own step sizes (no
 ``step``), and runs until its budget is spent (``passes``, if given, caps the
 number of gradient steps).
 
-Feature scaling
----------------
-The coordinate solvers need coordinate-wise smoothness constants. Give
-``feature_bounds`` (public bounds on ``|X_ij|``) for a guarantee: by default
-(``smoothness="auto"``) they serve as rough bounds and the constants are
-estimated privately, at 10 % of the budget (the report shows the part);
-``smoothness="bounds"`` uses the bounds alone (free, but loose bounds make
-small steps). Without bounds the constants come from the data, with a
-:class:`~dpglm.exceptions.PrivacyLeakWarning` that the report records. Never
-silent.
+``solver="adassp"`` (sufficient-statistics perturbation with an adaptive
+ridge, Wang 2018) fits least squares and ridge in one pass and closed form;
+it takes no ``clip``, ``step`` or ``passes`` (the records are bounded by the
+scaling below).
+
+Private preprocessing
+---------------------
+Every fit clips each record to a range per feature (and a regressor's target
+to its range) and maps them into ``[-1, 1]`` before the solver reads them
+(:mod:`dpglm.estimators.preprocessing`); ``coef_`` and ``intercept_`` are on
+the raw scale, ``predict`` takes raw records, and ``scaling_`` holds the
+ranges. Without public ``feature_bounds`` / ``target_bounds`` the ranges are
+released privately with a share of the budget (the report's part
+``"preprocessing"``); with them, nothing is spent. The coordinate solvers'
+smoothness constants then come from the bound 1 of the scaled records: by
+default (``smoothness="auto"``) estimated privately at 10 % of the rest
+(the report's part ``"smoothness estimation"``); ``smoothness="bounds"`` uses
+the bound alone; ``smoothness="data"`` reads them from the data, with a
+:class:`~dpglm.exceptions.PrivacyLeakWarning` that the report records. No
+default path reads anything from the data without privacy.
 
 Modules
 -------

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,6 +23,7 @@ from dpglm.data.frames import is_series
 from dpglm.data.locations import preview
 from dpglm.estimators.dispatch import SolverDispatch, default_delta
 from dpglm.estimators.persistence import save_model
+from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
@@ -38,6 +40,7 @@ from dpglm.estimators.validation import (
     check_solver_options,
     check_step,
     check_target,
+    check_target_bounds,
     column_count,
     feature_names_of,
     labels_error,
@@ -48,6 +51,7 @@ from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.dp_scd import row_scales
 from dpglm.solvers.registry import ProblemShape, estimator_solvers
+from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
 
 
 class DPLinearModel(SolverDispatch, BaseEstimator):
@@ -96,7 +100,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         check_step(self.step)
         check_batch_size(self.batch_size)
         check_feature_bounds(self.feature_bounds)
-        check_smoothness(self.smoothness, self.feature_bounds)
+        self._target_bounds()
+        check_smoothness(self.smoothness)
         check_solver_options(self.solver_options)
         check_fit_intercept(self.fit_intercept)
         check_random_state(self.random_state)
@@ -196,16 +201,15 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         n = data.n_samples
         if n < 2:
             raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
-        bounds = check_feature_bounds(self.feature_bounds, data.n_features)
         delta = default_delta(n) if delta is None else delta
-        problem = self.build_problem(data.X, data.y)
-        solver = self._solver_for(problem)
-        if math.isinf(epsilon):
-            theta, n_iter, report = self._fit_non_private(problem, delta)
-        else:
-            result = self._fit_private(problem, solver, epsilon, delta, bounds)
-            theta, n_iter, report = result.theta, result.n_iter, result.report
-        coef, intercept = problem.split(theta)
+        preprocessing = self._preprocessing(
+            n, data.n_features, sp.issparse(data.X), epsilon, delta
+        )
+        shape = self._shape(n, data.n_features, sp.issparse(data.X))
+        solver = self._solver_for(shape)
+        fitted = self._fit_scaled(data, preprocessing, shape, solver, epsilon, delta)
+        w, b, n_iter, report, scaling = fitted
+        coef, intercept = scaling.raw_model(w, b)
         if self._task == "classification":
             report = _with_label_assumption(report, data.labels.classes, public_labels is not None)
         # every learned attribute is set at once, after a fit that succeeded
@@ -218,11 +222,75 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             del self.feature_names_in_
         self.coef_ = np.array(coef, dtype=float)
         self.intercept_ = float(intercept)
+        self.scaling_ = scaling
         self.n_iter_ = int(n_iter)
         self.solver_ = "reference" if math.isinf(epsilon) else solver
         self.delta_ = delta
         self.privacy_report_ = report
         return self
+
+    def _target_bounds(self):
+        """The validated ``target_bounds`` of a regressor (None for a classifier)."""
+        if self._task != "regression":
+            return None
+        return check_target_bounds(getattr(self, "target_bounds", None))
+
+    def _preprocessing(self, n, p, sparse, epsilon, delta):
+        """Where the fit's ranges come from, and the release that estimates them (planned)."""
+        return Preprocessing.create(
+            n_samples=n,
+            n_features=p,
+            sparse=sparse,
+            feature_bounds=check_feature_bounds(self.feature_bounds, p),
+            target_bounds=self._target_bounds(),
+            regression=self._task == "regression",
+            epsilon=epsilon,
+            delta=delta,
+            fit_intercept=self.fit_intercept,
+        )
+
+    def _shape(self, n, p, sparse):
+        return ProblemShape(
+            n,
+            p,
+            self._datafit(),
+            self._penalty(),
+            fit_intercept=self.fit_intercept,
+            sparse=sparse,
+        )
+
+    def _fit_scaled(self, data, preprocessing, shape, solver, epsilon, delta):
+        """Release (or read) the ranges, scale the records and fit them.
+
+        Returns ``(w, b, n_iter, report, scaling)``: the model on the solver's
+        scale, the solver's iterations, the whole fit's report and the
+        :class:`~dpglm.preprocessing.scaling.Scaling`.
+        """
+        if math.isinf(epsilon):
+            scaling, _ = preprocessing.scaling(data.X, data.y, ())
+            problem = self.build_problem(
+                scaling.transform(data.X), scaling.transform_target(data.y)
+            )
+            theta, n_iter, report = self._fit_non_private(problem, delta)
+            return (*problem.split(theta), n_iter, report, scaling)
+        plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events)
+        spent = preprocessing.combined(plan, epsilon, delta).spend(
+            budget=self.budget,
+            label=f"{type(self).__name__} ({solver}) on {shape.n_samples}x{shape.n_features}",
+            warnings=preprocessing.leaks,
+            random_state=self.random_state,
+        )
+        k = len(preprocessing.events)
+        scaling, assumptions = preprocessing.scaling(
+            data.X, data.y, [spent.release(i) for i in range(k)]
+        )
+        problem = self.build_problem(scaling.transform(data.X), scaling.transform_target(data.y))
+        result = self._fit_spent(problem, solver, spent.after(k, assumptions=assumptions), plan)
+        # the solver's bounds on its input are the scaling's (1), not the user's: the
+        # scaling's own line says where the ranges came from
+        assumptions = tuple(a for a in result.report.assumptions if a != CLIPPED_TO_BOUNDS)
+        report = dataclasses.replace(result.report, assumptions=assumptions)
+        return (*problem.split(result.theta), result.n_iter, report, scaling)
 
     def planned_fit(self, n_samples: int, n_features: int, *, sparse: bool = False):
         """The plan a fit on data of this shape will charge, without data and without fitting.
@@ -251,26 +319,22 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         --------
         >>> from dpglm.estimators import DPLogisticRegression
         >>> plan, leaks = DPLogisticRegression(epsilon=1.0).planned_fit(20_000, 10)
-        >>> [(event.kind, event.count) for event in plan.events], leaks
-        ([('sampled_gaussian', 781)], ())
-        """
+        >>> [(event.part, event.kind, event.count) for event in plan.events]
+        [('preprocessing', 'gaussian', 1), ('preprocessing', 'gaussian', 1), ('training', 'sampled_gaussian', 781)]
+        >>> leaks
+        ()
+        """  # noqa: E501
         epsilon, delta = self._check_params()
         name = type(self).__name__
         if n_samples < 2:
             raise DataError(f"n_samples={n_samples}: {name} needs at least 2 samples to fit")
-        check_feature_bounds(self.feature_bounds, n_features)
         delta = default_delta(n_samples) if delta is None else delta
-        shape = ProblemShape(
-            n_samples,
-            n_features,
-            self._datafit(),
-            self._penalty(),
-            fit_intercept=self.fit_intercept,
-            sparse=sparse,
-        )
+        preprocessing = self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
+        shape = self._shape(n_samples, n_features, sparse)
         if math.isinf(epsilon):
             return self._non_private_plan(), ()
-        plan = self._private_fit_plan(shape, epsilon, delta)
+        solver_plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events)
+        plan = preprocessing.combined(solver_plan, epsilon, delta)
         return plan.calibrated(), plan.leaks
 
     def _public_labels(self):
@@ -293,11 +357,16 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         data = load_checked(
             X, np.zeros(rows if rows is not None else 0), n_features=self.n_features_in_
         )
-        scores = np.asarray(data.X @ self.coef_, dtype=float).ravel()
+        scaling = self.scaling_
         if getattr(self, "solver_", None) == "dp-scd":
-            # DP-SCD fits the model on rows normalised to unit L2 norm: apply it to them
-            scores = scores * row_scales(data.X)
-        return scores + self.intercept_
+            # DP-SCD fits the model on scaled rows normalised to unit L2 norm: apply it to them
+            z = scaling.transform(data.X)
+            w, b = scaling.scaled_model(self.coef_, self.intercept_)
+            scores = np.asarray(z @ w, dtype=float).ravel() * row_scales(z) + b
+            return scaling.target_centre + scaling.target_scale * scores
+        # the model applies to records clipped to the ranges it was fitted on
+        clipped = scaling.clip(data.X)
+        return np.asarray(clipped @ self.coef_, dtype=float).ravel() + self.intercept_
 
     # -- persistence --------------------------------------------------------------------
 
@@ -343,7 +412,7 @@ COMMON_PARAMETERS_DOC = """
         ``feature_bounds``).
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
-    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd"}, default="auto"
+    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp"}, default="auto"
     clip : float, default=1.0
         Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
         sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD).
@@ -356,11 +425,20 @@ COMMON_PARAMETERS_DOC = """
     batch_size : int, optional
         Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.
-    feature_bounds : float or array-like, optional
-        Public bounds on ``|X_ij|``, finite and > 0: one for every feature, or
-        one per feature. Whatever the solver, it trains on the features clipped
-        to them record by record (so they hold for every record, as the report
-        says); DP-CD and DP-GCD also take their smoothness constants from them.
+    feature_bounds : None, "data", float or array-like, default=None
+        Public ranges of the features. Every fit clips each record to its
+        features' ranges and maps them into ``[-1, 1]`` before the solver
+        reads them (sparse data: scaled, not centred, so zeros stay zeros);
+        ``coef_`` and ``intercept_`` are on the raw scale and ``predict``
+        takes raw data. None: the ranges are estimated privately (noisy
+        log-scale histograms, :mod:`dpglm.preprocessing.ranges`) with a share
+        of ``(epsilon, delta)`` from a twentieth to a quarter, less the more
+        records there are (:func:`~dpglm.estimators.preprocessing.preprocessing_share`),
+        shown as the ``"preprocessing"`` part of the report. A number ``B`` or one per
+        feature: the ranges ``[-B_j, B_j]``; an ``(n_features, 2)`` array:
+        ``(low_j, high_j)`` rows; both public and free. ``"data"``: the data's
+        own minima and maxima, read without privacy (a leak the report shows).
+        ``alpha`` applies to the coefficients on the ``[-1, 1]`` scale.
     smoothness : {"auto", "bounds", "private", "data"}, default="auto"
         Source of the coordinate-wise smoothness constants.
     solver_options : dict, optional

@@ -16,8 +16,7 @@ of a fit whose ``passes`` is None) are read from the registry on first use.
 
 from __future__ import annotations
 
-import dataclasses
-
+from dpglm.exceptions import CalibrationError
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
 from dpglm.solvers.registry import (
@@ -28,7 +27,9 @@ from dpglm.solvers.registry import (
     estimator_solvers,
     get_solver,
 )
-from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
+
+#: the bound on every entry the solvers read: the records are mapped into [-1, 1]
+SCALED_BOUND = 1.0
 
 __all__ = [
     "SolverDispatch",
@@ -45,6 +46,46 @@ def __getattr__(name):
     if name == "DEFAULT_PASSES":
         return default_passes()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def target_after(prior, plan_for, epsilon, delta, accountant, steps=40) -> float:
+    """The largest ``epsilon'`` whose plan, after the events ``prior``, costs at most ``epsilon``.
+
+    By bisection on ``epsilon'`` in ``(0, epsilon]``: ``plan_for(epsilon')``
+    is the solver's :class:`~dpglm.solvers.registry.FitPlan` for that target,
+    and the composition of ``prior`` with its template is accounted at
+    ``delta``. The result's composition never exceeds ``epsilon``.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent, ZCDPEvent
+    >>> from dpglm.solvers.registry import FitPlan
+    >>> def plan_for(e):  # rho = e**2 / 40: a fixed cost that grows with the target
+    ...     return FitPlan(PrivacyPlan((ZCDPEvent(rho=e**2 / 40),)), e, 1e-6)
+    >>> prior = (GaussianEvent(noise_multiplier=20.0, fixed=True),)
+    >>> 0.9 < target_after(prior, plan_for, 1.0, 1e-6, "auto") < 1.0
+    True
+    """
+    from dpglm.privacy.accounting import account
+
+    def cost(target):
+        template = plan_for(target).template
+        return account(PrivacyPlan((*prior, *template.events), template.neighbouring), delta,
+                       accountant).epsilon  # fmt: skip
+
+    low, high = 0.0, float(epsilon)
+    for _ in range(steps):
+        middle = (low + high) / 2.0
+        if cost(middle) <= epsilon:
+            low = middle
+        else:
+            high = middle
+    if low == 0.0:
+        raise CalibrationError(
+            f"the preprocessing's release alone costs more than epsilon={epsilon}: nothing is "
+            "left for the solver"
+        )
+    return low
 
 
 def default_delta(n_samples: int) -> float:
@@ -68,12 +109,14 @@ class SolverDispatch:
     """
 
     def _settings(self) -> Settings:
+        # the solver trains on records clipped to their ranges and mapped into [-1, 1]
+        # (dpglm.estimators.preprocessing): its feature bounds are 1
         return Settings(
             clip=self.clip,
             passes=self.passes,
             step=self.step,
             batch_size=self.batch_size,
-            feature_bounds=self.feature_bounds,
+            feature_bounds=SCALED_BOUND,
             smoothness=self.smoothness,
         )
 
@@ -81,40 +124,41 @@ class SolverDispatch:
         """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice."""
         return choose_solver(shape) if self.solver == "auto" else self.solver
 
-    def _fit_private(self, problem, solver, epsilon, delta, bounds=None):
-        """Fit ``problem`` with ``solver``; ``bounds``: the validated ``feature_bounds``, if any.
+    def _fit_spent(self, problem, solver, spent, plan):
+        """Fit the scaled ``problem`` with ``solver``, under the plan the estimator spent.
 
-        Public feature bounds are a fact about every record, which clipping
-        makes true: DP-CD and DP-GCD clip to the bounds they are given; for
-        the other solvers the features are clipped here, before the fit, so
-        that the bounds hold for every record whatever the solver (an extreme
-        record included) and the report says so. Without bounds the problem
-        is fitted as it is.
+        ``spent`` is the solver's part of the fit's plan (after the
+        preprocessing's release), ``plan`` the solver's :class:`FitPlan`
+        (:meth:`_private_fit_plan`): the solver checks that its own plan is
+        this one and draws from ``spent``.
         """
         spec = get_solver(solver)
         arguments = spec.arguments(self._settings(), problem, self.solver_options)
-        clipped = bounds is not None and not spec.estimator.smoothness
-        if clipped:
-            problem = problem.clipped_to(bounds)
-        result = spec.fit(
-            problem,
-            epsilon=epsilon,
-            delta=delta,
-            budget=self.budget,
-            random_state=self.random_state,
-            **arguments,
+        # the solver's own target: the fit's, or less when its cost is fixed (target_after)
+        return spec.fit_spent(
+            problem, spent, plan, epsilon=plan.epsilon, delta=plan.delta, **arguments
         )
-        if clipped:
-            assumptions = (*result.report.assumptions, CLIPPED_TO_BOUNDS)
-            report = dataclasses.replace(result.report, assumptions=assumptions)
-            result = dataclasses.replace(result, report=report)
-        return result
 
-    def _private_fit_plan(self, shape, epsilon, delta):
-        """The :class:`~dpglm.solvers.registry.FitPlan` of a private fit of this shape."""
+    def _private_fit_plan(self, shape, epsilon, delta, prior=()):
+        """The solver's :class:`~dpglm.solvers.registry.FitPlan` for this shape, after ``prior``.
+
+        ``prior``: the events of the release that precedes the solver in the
+        fit's plan (fixed noise). A solver whose plan has noise to calibrate
+        is planned for the fit's target, and the calibration of the whole plan
+        makes room for ``prior``. A solver that spends a fixed cost instead
+        (DP-AGD's zCDP budget) is planned for the largest target that, composed
+        with ``prior``, stays within the fit's (:func:`target_after`).
+        """
         spec = get_solver(self._solver_for(shape))
         arguments = spec.arguments(self._settings(), shape, self.solver_options)
-        return spec.fit_plan(shape, epsilon=epsilon, delta=delta, **arguments)
+
+        def plan_for(target):
+            return spec.fit_plan(shape, epsilon=target, delta=delta, **arguments)
+
+        plan = plan_for(epsilon)
+        if not prior or any(event.scalable for event in plan.template.events):
+            return plan
+        return plan_for(target_after(prior, plan_for, epsilon, delta, plan.accountant))
 
     def _fit_non_private(self, problem, delta):
         from dpglm.solvers.reference import solve_reference

@@ -16,10 +16,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglm.data.labels import BinaryLabels
 from dpglm.exceptions import UnreadableFileError
+from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.report import PrivacyReport
 
 MODEL_FORMAT = "dpglm-model"
-MODEL_FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 2
 
 
 def save_model(model, path) -> Path:
@@ -46,6 +47,7 @@ def save_model(model, path) -> Path:
         "budget": _budget_reference(budget),
         "coef": model.coef_.tolist(),
         "intercept": model.intercept_,
+        "scaling": model.scaling_.to_dict(),
         "n_features_in": model.n_features_in_,
         "feature_names_in": (
             None
@@ -68,11 +70,13 @@ def save_model(model, path) -> Path:
 def load_model(path):
     """Rebuild a fitted estimator from the JSON written by its ``save`` method.
 
-    The format (``"format": "dpglm-model"``, ``"version": 1``) holds
+    The format (``"format": "dpglm-model"``, ``"version": 2``) holds
     ``estimator`` (class name), ``params`` (hyperparameters; infinite values as
     the strings ``"inf"``), ``budget`` (``null``; ``{"ledger": null}`` for an
     in-memory budget, which is not restored; or the absolute ledger path and
-    the dataset of a persistent budget, reopened), ``coef``, ``intercept``,
+    the dataset of a persistent budget, reopened), ``coef``, ``intercept``
+    (on the raw scale), ``scaling`` (the ranges the records are clipped to and
+    how they were mapped, :class:`~dpglm.preprocessing.scaling.Scaling`),
     ``n_features_in``, ``feature_names_in``, ``classes``, ``solver``,
     ``n_iter``, ``delta`` and ``privacy_report``
     (:meth:`PrivacyReport.to_dict`). No pickle is involved.
@@ -149,6 +153,9 @@ def _rebuild(cls, document):
         raise ValueError(f"coef has shape {coef.shape}, n_features_in is {n_features!r}")
     model.coef_ = coef
     model.intercept_ = float(_from_json_numbers(document["intercept"]))
+    model.scaling_ = Scaling.from_dict(document["scaling"])
+    if model.scaling_.n_features != n_features:
+        raise ValueError(f"scaling has {model.scaling_.n_features} features, not {n_features}")
     model.n_features_in_ = n_features
     names = document.get("feature_names_in")
     if names is not None:

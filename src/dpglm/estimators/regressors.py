@@ -8,6 +8,16 @@ from dpglm.estimators.base import COMMON_PARAMETERS_DOC, DPLinearModel, store_pa
 from dpglm.estimators.validation import check_alpha
 from dpglm.penalties import L1, L2, ElasticNet, NoPenalty
 
+#: the regressors' own parameter, for their docstrings
+TARGET_BOUNDS_DOC = """
+    target_bounds : None, "data" or (float, float), default=None
+        Public range ``(low, high)`` of the target: every target is clipped to
+        it and mapped into ``[-1, 1]`` for the solver, free of charge. None:
+        estimated privately with the features' ranges (part ``"preprocessing"``
+        of the report). ``"data"``: read from the data without privacy (a
+        leak the report shows).
+"""
+
 
 class _Regressor(RegressorMixin, DPLinearModel):
     def predict(self, X):
@@ -22,6 +32,7 @@ class DPLinearRegression(_Regressor):
     Parameters
     ----------"""
         + COMMON_PARAMETERS_DOC
+        + TARGET_BOUNDS_DOC
         + """
     Examples
     --------
@@ -35,7 +46,7 @@ class DPLinearRegression(_Regressor):
     )
 
     def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
-                 passes=None, step=None, batch_size=None, feature_bounds=None,
+                 passes=None, step=None, batch_size=None, feature_bounds=None, target_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         store_params(self, locals())
@@ -55,6 +66,7 @@ class DPRidge(_Regressor):
     ----------
     alpha : float, default=1.0"""
         + COMMON_PARAMETERS_DOC
+        + TARGET_BOUNDS_DOC
         + """
     Examples
     --------
@@ -68,7 +80,7 @@ class DPRidge(_Regressor):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
                  clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
-                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         store_params(self, locals())
 
@@ -87,6 +99,7 @@ class DPLasso(_Regressor):
     ----------
     alpha : float, default=1.0"""
         + COMMON_PARAMETERS_DOC
+        + TARGET_BOUNDS_DOC
         + """
     Examples
     --------
@@ -100,7 +113,7 @@ class DPLasso(_Regressor):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
                  clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
-                 smoothness="auto", solver_options=None, fit_intercept=True,
+                 target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
                  random_state=None):  # fmt: skip
         store_params(self, locals())
 
@@ -122,6 +135,7 @@ class DPElasticNet(_Regressor):
     alpha : float, default=1.0
     l1_ratio : float, default=0.5"""
         + COMMON_PARAMETERS_DOC
+        + TARGET_BOUNDS_DOC
         + """
     Examples
     --------
@@ -134,7 +148,7 @@ class DPElasticNet(_Regressor):
 
     def __init__(self, alpha=1.0, l1_ratio=0.5, *, epsilon=1.0, delta=None, budget=None,
                  solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
-                 feature_bounds=None, smoothness="auto", solver_options=None,
+                 feature_bounds=None, target_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, random_state=None):  # fmt: skip
         store_params(self, locals())
 

@@ -146,30 +146,42 @@ def check_batch_size(batch_size):
     return int(batch_size)
 
 
-def check_feature_bounds(feature_bounds, n_features=None):
-    """``feature_bounds`` as None or an array of finite bounds ``> 0``, or a ``ValueError``.
+def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bounds"):
+    """Public ranges of the features, as ``(low, high)`` arrays, or a ``ValueError``.
 
     Parameters
     ----------
-    feature_bounds : None, float or array-like of shape (n_features,)
-        Public bounds on ``|X_ij|``: one for every feature, or one per feature.
+    feature_bounds : None, "data", float, array-like of shape (n_features,) or (n_features, 2)
+        ``None``: no public ranges (the fit estimates them privately).
+        ``"data"``: read them from the data, without privacy (a leak the
+        report shows). A number ``B > 0`` or one per feature: the range
+        ``[-B_j, B_j]``. Rows ``(low_j, high_j)`` with ``low_j <= high_j``:
+        those ranges. Every value finite.
     n_features : int, optional
-        The number of features, once the data is read: a vector of bounds
+        The number of features, once the data is read: per-feature values
         must have that length, and the result has it.
+    name : str, default="feature_bounds"
+        The parameter's name, for the messages.
 
     Returns
     -------
-    ndarray or None
-        The bounds as floats, one per feature when ``n_features`` is given.
+    None, "data" or tuple of two ndarrays
+        ``(low, high)``, one entry per feature when ``n_features`` is given.
 
     Examples
     --------
     >>> check_feature_bounds(2, n_features=3)
-    array([2., 2., 2.])
+    (array([-2., -2., -2.]), array([2., 2., 2.]))
+    >>> check_feature_bounds([[0, 10], [-1, 1]], n_features=2)
+    (array([ 0., -1.]), array([10.,  1.]))
     >>> check_feature_bounds([1.0, 0.0])
     Traceback (most recent call last):
     ...
     ValueError: feature_bounds must be finite and > 0; feature 1 has 0.0
+    >>> check_feature_bounds([[0.0, 1.0], [3.0, 2.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_bounds must hold finite (low, high) rows with low <= high; feature 1 has (3.0, 2.0)
     >>> check_feature_bounds([1.0, 2.0], n_features=3)
     Traceback (most recent call last):
     ...
@@ -177,35 +189,86 @@ def check_feature_bounds(feature_bounds, n_features=None):
     """  # noqa: E501
     if feature_bounds is None:
         return None
+    if isinstance(feature_bounds, str) and feature_bounds == "data":
+        return "data"
     expected = (
-        "feature_bounds must be None, a number > 0 (a bound for every feature) or a 1-D "
-        "array-like of them (one per feature)"
+        f"{name} must be None, 'data', a number > 0 (a bound on |X_ij| for every feature), a "
+        "1-D array-like of them (one per feature) or an (n_features, 2) array-like of "
+        "(low, high) rows"
     )
     try:
         bounds = np.asarray(feature_bounds)
     except (TypeError, ValueError):  # ragged nesting and the like
         raise ValueError(f"{expected}, got {feature_bounds!r}") from None
-    if bounds.dtype.kind not in "iuf" or bounds.ndim > 1:
+    if (
+        bounds.dtype.kind not in "iuf"
+        or bounds.ndim > 2
+        or (bounds.ndim == 2 and bounds.shape[1] != 2)
+    ):
         raise ValueError(f"{expected}, got {feature_bounds!r}")
     bounds = bounds.astype(float)
-    bad = np.flatnonzero(~np.isfinite(bounds) | ~(bounds > 0))
-    if bad.size and bounds.ndim == 0:
-        raise ValueError(f"feature_bounds must be finite and > 0, got {float(bounds)!r}")
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(
-            f"feature_bounds must be finite and > 0; feature {j} has {float(bounds[j])!r}"
-        )
+    if bounds.ndim == 2:
+        low, high = bounds[:, 0].copy(), bounds[:, 1].copy()
+        bad = np.flatnonzero(~np.isfinite(low) | ~np.isfinite(high) | ~(low <= high))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(
+                f"{name} must hold finite (low, high) rows with low <= high; feature {j} has "
+                f"({float(low[j])!r}, {float(high[j])!r})"
+            )
+    else:
+        bad = np.flatnonzero(~np.isfinite(bounds) | ~(bounds > 0))
+        if bad.size and bounds.ndim == 0:
+            raise ValueError(f"{name} must be finite and > 0, got {float(bounds)!r}")
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(
+                f"{name} must be finite and > 0; feature {j} has {float(bounds[j])!r}"
+            )
+        low, high = -bounds, bounds.copy()
     if n_features is None:
-        return bounds
-    if bounds.ndim == 0:
-        return np.full(n_features, float(bounds))
-    if bounds.size != n_features:
+        return low, high
+    if low.ndim == 0:
+        return np.full(n_features, float(low)), np.full(n_features, float(high))
+    if low.size != n_features:
+        what = "rows" if bounds.ndim == 2 else "values"
         raise ValueError(
-            f"feature_bounds has {bounds.size} values; X has {n_features} features (give one "
-            "bound for all, or one per feature)"
+            f"{name} has {low.size} {what}; X has {n_features} features (give one bound for "
+            "all, or one per feature)"
         )
-    return bounds
+    return low, high
+
+
+def check_target_bounds(target_bounds):
+    """A regressor's public target range ``(low, high)``, ``"data"`` or None; else ``ValueError``.
+
+    Examples
+    --------
+    >>> check_target_bounds((0, 5))
+    (0.0, 5.0)
+    >>> check_target_bounds((5, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: target_bounds must be None, 'data' or a pair (low, high) of finite numbers with low <= high, got (5, 0)
+    """  # noqa: E501
+    if target_bounds is None:
+        return None
+    if isinstance(target_bounds, str) and target_bounds == "data":
+        return "data"
+    message = (
+        "target_bounds must be None, 'data' or a pair (low, high) of finite numbers with "
+        f"low <= high, got {target_bounds!r}"
+    )
+    try:
+        pair = np.asarray(target_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if pair.dtype.kind not in "iuf" or pair.shape != (2,):
+        raise ValueError(message)
+    low, high = (float(v) for v in pair)
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(message)
+    return low, high
 
 
 def check_choice(name, value, choices):
@@ -221,27 +284,18 @@ def check_choice(name, value, choices):
     return value
 
 
-def check_smoothness(smoothness, feature_bounds):
-    """``smoothness`` if it is a mode, and given ``feature_bounds`` when the mode needs them.
+def check_smoothness(smoothness):
+    """``smoothness`` if it is one of the modes, else a ``ValueError`` naming it.
 
-    ``"bounds"`` and ``"private"`` read ``M_j`` from the bounds: without them the
-    setting is refused, whichever solver fits (the words of the coordinate
-    solvers' own check).
+    Every fit trains on features clipped to ranges and mapped into
+    ``[-1, 1]``, so the modes that read ``M_j`` from bounds always have them.
 
     Examples
     --------
-    >>> check_smoothness("private", None)
-    Traceback (most recent call last):
-    ...
-    ValueError: smoothness='private' needs feature_bounds, public bounds on |X_ij| per column (or one for all)
-    """  # noqa: E501
-    check_choice("smoothness", smoothness, SMOOTHNESS_MODES)
-    if smoothness in ("bounds", "private") and feature_bounds is None:
-        raise ValueError(
-            f"smoothness={smoothness!r} needs feature_bounds, public bounds on |X_ij| per "
-            "column (or one for all)"
-        )
-    return smoothness
+    >>> check_smoothness("private")
+    'private'
+    """
+    return check_choice("smoothness", smoothness, SMOOTHNESS_MODES)
 
 
 def check_solver_options(solver_options):

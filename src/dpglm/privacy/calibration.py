@@ -45,6 +45,8 @@ from dpglm.privacy.targets import check_privacy_target, zero_delta_message
 
 #: the factor is searched in [1 / MAX_FACTOR, MAX_FACTOR] times the template's noise
 MAX_FACTOR = 1e12
+#: the first bracket below the scale of a cheaper accountant, on log(scale): a factor 1.25
+NARROW_STEP = math.log(1.25)
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,9 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
                     f"epsilon={eps_hi:.6g} (the plan's fixed costs exceed the target)"
                 )
             eps_hi = cost(hi)
-    lo = hi - step
+    # a cheaper accountant's scale (best) is an upper bound close to the root: a narrow
+    # first bracket below it saves an expensive accountant (PLD) several of Brent's steps
+    lo = hi - (NARROW_STEP if best is not None and name in EXPENSIVE else step)
     while (eps_lo := cost(lo)) <= epsilon:
         hi, eps_hi, lo = lo, eps_lo, lo - step
         if lo < -limit:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dpglm.exceptions import PlanError
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.calibration import CalibrationResult, calibrate
 from dpglm.privacy.events import PrivacyPlan
@@ -94,15 +95,32 @@ def seed_assumptions(random_state, secure: bool = False) -> tuple:
     return ()
 
 
-def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
-    """``plan`` without what accounting ignores (labels, sensitivities), for caching.
+def accounting_key(plan: PrivacyPlan, *, parts: bool = True) -> PrivacyPlan:
+    """``plan`` without what accounting ignores (labels, sensitivities; parts unless asked).
 
     Accountants read noise multipliers, counts, kinds, sampling and the
     relation only, so plans that differ in the clipping threshold alone (as
-    the fits of a hyperparameter search do) share one calibration.
+    the fits of a hyperparameter search do) share one calibration, and two
+    plans with the same key cost the same. The parts are kept by default:
+    a report accounts each part on its own.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent
+    >>> a = PrivacyPlan([GaussianEvent(noise_multiplier=2.0, sensitivity=1.0, label="a")])
+    >>> b = PrivacyPlan([GaussianEvent(noise_multiplier=2.0, sensitivity=3.0, part="other")])
+    >>> (
+    ...     accounting_key(a) == accounting_key(b),
+    ...     accounting_key(a, parts=False) == accounting_key(b, parts=False),
+    ... )
+    (False, True)
     """
     return PrivacyPlan(
-        tuple(replace(e, label="", sensitivity=None) for e in plan.events), plan.neighbouring
+        tuple(
+            replace(e, label="", sensitivity=None, **({} if parts else {"part": ""}))
+            for e in plan.events
+        ),
+        plan.neighbouring,
     )
 
 
@@ -117,7 +135,7 @@ def _accounted(key, delta, accountant):
 
 
 def _report(plan, delta, accountant, assumptions, warnings, secure):
-    accounted = _accounted(_accounting_key(plan), delta, accountant)
+    accounted = _accounted(accounting_key(plan), delta, accountant)
     return replace(
         accounted,
         mechanisms=tuple(MechanismRecord.from_event(e) for e in plan.events),
@@ -146,6 +164,8 @@ class Spent:
     charge : Charge or None
         The budget's record of this fit; None without a budget (or with a
         stand-in budget that returns no :class:`~dpglm.privacy.budget.Charge`).
+    prior : tuple of Event
+        The events of the same charge released before ``plan``'s (see :meth:`after`).
     """
 
     plan: PrivacyPlan
@@ -154,6 +174,7 @@ class Spent:
     report: PrivacyReport
     source: NoiseSource | None = None
     charge: Charge | None = None
+    prior: tuple = ()
 
     @property
     def private(self) -> bool:
@@ -173,6 +194,66 @@ class Spent:
         """
         return Release(self.plan.events[index], self.source)
 
+    def after(self, offset: int, *, assumptions=(), warnings=()) -> Spent:
+        """The events from ``offset`` on, drawn from the same source under the same charge.
+
+        What a fit whose plan begins with another release (e.g. the private
+        preprocessing of an estimator) hands to the part that runs the rest:
+        its :meth:`release` counts from ``offset``, and its report is the
+        whole plan's, with ``assumptions`` and ``warnings`` added.
+
+        Examples
+        --------
+        >>> from dpglm.privacy.events import GaussianEvent, LaplaceEvent, PrivacyPlan
+        >>> template = PrivacyPlan(
+        ...     [LaplaceEvent(noise_multiplier=1.0), GaussianEvent(noise_multiplier=1.0)]
+        ... )
+        >>> spent = spend(template, epsilon=1.0, delta=1e-6, random_state=0)
+        >>> rest = spent.after(1)
+        >>> rest.release(0).family, len(rest.plan.events), len(rest.report.mechanisms)
+        ('gaussian', 1, 2)
+        """
+        plan = PrivacyPlan(self.plan.events[offset:], self.plan.neighbouring)
+        prior = (*self.prior, *self.plan.events[:offset])
+        report = replace(
+            self.report,
+            assumptions=(*self.report.assumptions, *assumptions),
+            warnings=(*self.report.warnings, *warnings),
+        )
+        return replace(self, plan=plan, report=report, prior=prior)
+
+    def described_as(self, template: PrivacyPlan) -> Spent:
+        """This spent plan with the labels, parts and sensitivities of ``template``.
+
+        ``template`` is the plan of the same releases as their fit describes
+        them once it has read what they depend on (e.g. sensitivities set by
+        constants it computed); its accounting must be this plan's (same
+        kinds, counts and relation; its multipliers are the template's
+        ratios, which calibration scaled by :attr:`scale`).
+
+        Raises
+        ------
+        PlanError
+            ``template`` is not accounted as this plan is.
+        """
+        events = self.plan.events
+        if len(template.events) != len(events) or accounting_key(
+            template.scaled(self.scale)
+        ) != accounting_key(self.plan):
+            raise PlanError(
+                "the fit's plan is not the plan spent before it: its hyperparameters or its "
+                "problem's shape changed in between"
+            )
+        described = tuple(
+            replace(e, label=t.label, part=t.part, sensitivity=t.sensitivity)
+            for e, t in zip(events, template.events, strict=True)
+        )
+        records = tuple(MechanismRecord.from_event(e) for e in described)
+        kept = self.report.mechanisms[: len(self.report.mechanisms) - len(events)]
+        report = replace(self.report, mechanisms=(*kept, *records))
+        plan = PrivacyPlan(described, self.plan.neighbouring)
+        return replace(self, plan=plan, report=report)
+
 
 def calibrate_cached(
     plan: PrivacyPlan, epsilon: float, delta: float, accountant: str = "auto"
@@ -186,7 +267,7 @@ def calibrate_cached(
     >>> calibrate_cached(plan, 2.0, 0.0, "basic").epsilon <= 2.0
     True
     """
-    result = _calibrated(_accounting_key(plan), float(epsilon), float(delta), accountant)
+    result = _calibrated(accounting_key(plan), float(epsilon), float(delta), accountant)
     return replace(result, plan=plan.scaled(result.scale))
 
 

@@ -47,9 +47,10 @@ __all__ = [
 PURE_DP_SOLVERS = (
     "only pure-DP noise (Laplace, noisy max) has a guarantee at delta = 0: DP-FW and DP-BCFW, "
     "and DP-GCD with noise='paper' and accountant='basic' (for the estimators, "
-    "solver_options={'noise': 'paper', 'accountant': 'basic'} with feature_bounds) take it; "
-    "DP-CD, DP-SGD, DP-SCD, DP-AGD, DP-GD and DP-GCD's default noise='tight' add Gaussian "
-    "noise, and no estimator default takes it"
+    "solver_options={'noise': 'paper', 'accountant': 'basic'} with public feature_bounds, "
+    "and target_bounds for a regressor, since the private ranges are Gaussian) take it; "
+    "DP-CD, DP-SGD, DP-SCD, DP-AGD, DP-GD, AdaSSP and DP-GCD's default noise='tight' add "
+    "Gaussian noise, and no estimator default takes it"
 )
 
 

@@ -778,9 +778,11 @@ def dp_agd(
     theta, history, records = _Descent(objective, schedule, settings).run()
     report = spent.report
     if private:
-        report = _run_report(
-            schedule.spending.plan(), delta, name, spent.report.assumptions, source.secure
-        )
+        # the releases that preceded the fit in its plan (an estimator's preprocessing)
+        # come first in the report of what was spent
+        realised = schedule.spending.plan()
+        whole = PrivacyPlan((*spent.prior, *realised.events), realised.neighbouring)
+        report = _run_report(whole, delta, name, spent.report.assumptions, source.secure)
     return FitResult.from_theta(
         problem,
         theta,

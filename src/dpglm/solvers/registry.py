@@ -19,7 +19,7 @@ the plan the fit charges.
 The estimators (``solver=``), :class:`~dpglm.tuning.PrivateSearchCV`, the
 command line (``dpglm demo``, ``dpglm compare``) and the benchmarks find their
 solvers here. The estimators offer the solvers with an estimator mapping
-(DP-CD, DP-GCD, DP-SGD, DP-SCD, DP-AGD, and ``"auto"``, :func:`choose_solver`);
+(DP-CD, DP-GCD, DP-SGD, DP-SCD, DP-AGD, AdaSSP, and ``"auto"``, :func:`choose_solver`);
 DP-GD, DP-FW and DP-BCFW are registered for the command line, the benchmarks
 and direct use. The vertical Frank-Wolfe of :mod:`dpglm.distributed` takes
 parties rather than a problem and is not registered.
@@ -46,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib
 import inspect
@@ -58,6 +59,7 @@ from types import MappingProxyType
 
 from dpglm.access import in_memory_refusal
 from dpglm.datafits import Datafit, get_datafit
+from dpglm.exceptions import PlanError
 from dpglm.penalties import NoPenalty, Penalty, get_penalty
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.spending import Spent, calibrate_cached, spend
@@ -240,7 +242,15 @@ class FitPlan:
         return calibrate_cached(self.template, self.epsilon, self.delta, self.accountant).plan
 
     def spend(self, **kwargs) -> Spent:
-        """:func:`~dpglm.privacy.spending.spend` of this plan (``budget``, ``label``, ...)."""
+        """:func:`~dpglm.privacy.spending.spend` of this plan (``budget``, ``label``, ...).
+
+        Inside :meth:`Solver.fit_spent`, the plan was spent before the fit
+        began (with the release that precedes it): the spent plan's events
+        are handed over instead, after a check that they are this plan's.
+        """
+        prespent = _PRESPENT.get()
+        if prespent is not None:
+            return prespent.take(self, kwargs.get("assumptions", ()), kwargs.get("warnings", ()))
         return spend(
             self.template,
             epsilon=self.epsilon,
@@ -248,6 +258,39 @@ class FitPlan:
             accountant=self.accountant,
             **kwargs,
         )
+
+
+@dataclass
+class _Prespent:
+    """A solver's plan spent before its fit, handed once to the fit's :meth:`FitPlan.spend`."""
+
+    plan: FitPlan
+    spent: Spent
+    taken: bool = False
+
+    def take(self, plan: FitPlan, assumptions, warnings) -> Spent:
+        if self.taken:
+            raise PlanError("a fit spent its plan twice; a spent plan is handed over once")
+        expected = self.plan
+        if (plan.epsilon, plan.delta, plan.accountant) != (
+            expected.epsilon,
+            expected.delta,
+            expected.accountant,
+        ):
+            raise PlanError(
+                f"the fit's target ({plan.epsilon}, {plan.delta}, {plan.accountant}) is not "
+                f"the one its plan was spent for ({expected.epsilon}, {expected.delta}, "
+                f"{expected.accountant})"
+            )
+        self.taken = True
+        # the fit describes its releases with what it read (e.g. sensitivities from its
+        # constants): the same accounting, checked, with the fit's labels in the report
+        spent = self.spent.described_as(plan.template)
+        return spent.after(0, assumptions=tuple(assumptions), warnings=tuple(warnings))
+
+
+#: the plan spent before the running fit, if any (see Solver.fit_spent)
+_PRESPENT: contextvars.ContextVar = contextvars.ContextVar("dpglm_prespent", default=None)
 
 
 # -- the estimators' settings --------------------------------------------------------------
@@ -322,8 +365,9 @@ class EstimatorMapping:
         steps ``max(1, round(passes))``.
     unit : str, default="passes"
         What the work counts, for descriptions (``"greedy steps"``).
-    clip : str, default="clip"
-        The keyword that takes ``clip``.
+    clip : str or None, default="clip"
+        The keyword that takes ``clip``; None: the solver clips nothing the
+        estimators set (e.g. AdaSSP, whose records are bounded by the scaling).
     step : bool, default=True
         Whether the solver takes ``step``; if not, a given ``step`` is refused.
     batch_size : bool, default=False
@@ -331,6 +375,8 @@ class EstimatorMapping:
     smoothness : bool, default=False
         Whether it takes ``smoothness`` (the estimators' rule,
         :func:`smoothness_source`) and ``feature_bounds``.
+    bounds : bool, default=False
+        Whether it takes ``feature_bounds`` alone.
 
     Examples
     --------
@@ -341,10 +387,11 @@ class EstimatorMapping:
     passes: float | None = None
     work: str = "passes"
     unit: str = "passes"
-    clip: str = "clip"
+    clip: str | None = "clip"
     step: bool = True
     batch_size: bool = False
     smoothness: bool = False
+    bounds: bool = False
 
     def __post_init__(self):
         if self.work not in ("passes", "n_iter", "max_iter"):
@@ -491,6 +538,53 @@ class Solver:
         """
         return self._setup(shape, epsilon, delta, params).fit_plan
 
+    def fit_spent(self, problem, spent: Spent, plan: FitPlan, **kwargs):
+        """Fit ``problem`` with a plan already spent, as part of a larger one.
+
+        An estimator that releases something before the solver runs (its
+        private preprocessing) spends one plan for both: the release's events,
+        then the solver's (``plan``, its :meth:`fit_plan` on the problem's
+        shape and these hyperparameters), calibrated together to the fit's
+        target and charged once. The fit runs as usual, but its
+        :meth:`FitPlan.spend` hands over ``spent`` instead of charging again,
+        after checking that the fit's own plan is ``plan``; the fit draws from
+        ``spent``'s source and its report is the whole plan's.
+
+        Parameters
+        ----------
+        problem : Problem
+        spent : Spent
+            The solver's part of the spent plan (:meth:`Spent.after
+            <dpglm.privacy.spending.Spent.after>` the preceding release).
+        plan : FitPlan
+            The solver's plan, as :meth:`fit_plan` gave it.
+        **kwargs
+            The fit function's arguments: ``epsilon``, ``delta``, the
+            hyperparameters; no ``budget`` (already charged) or
+            ``random_state`` (the noise is ``spent``'s).
+
+        Returns
+        -------
+        FitResult
+
+        Raises
+        ------
+        PlanError
+            The fit's plan is not ``plan``, or the fit did not spend it.
+        """
+        for name in ("budget", "random_state"):
+            if kwargs.get(name) is not None:
+                raise TypeError(f"fit_spent takes no {name}: the plan was spent with its own")
+        prespent = _Prespent(plan, spent)
+        token = _PRESPENT.set(prespent)
+        try:
+            result = self.fit(problem, **kwargs)
+        finally:
+            _PRESPENT.reset(token)
+        if not prespent.taken:
+            raise PlanError(f"{self.name} did not spend the plan spent for it")
+        return result
+
     def plan(self, shape, *, epsilon: float, delta: float, **params) -> PrivacyPlan:
         """The calibrated plan a fit will charge, from public facts only.
 
@@ -556,9 +650,9 @@ class Solver:
             raise ValueError(
                 f"step={settings.step!r}: {self.name.upper()} has no step size to set (DP-SCD's "
                 "hyperparameters are batch_size and clip, DP-AGD chooses its steps "
-                "privately); leave step=None"
+                "privately, AdaSSP solves in closed form); leave step=None"
             )
-        arguments = {mapping.clip: settings.clip}
+        arguments = {} if mapping.clip is None else {mapping.clip: settings.clip}
         if settings.step is not None:
             arguments["step"] = settings.step
         passes = mapping.passes if settings.passes is None else settings.passes
@@ -571,6 +665,8 @@ class Solver:
             arguments["smoothness"] = smoothness_source(
                 settings.smoothness, settings.feature_bounds
             )
+            arguments["feature_bounds"] = settings.feature_bounds
+        if mapping.bounds:
             arguments["feature_bounds"] = settings.feature_bounds
         for name in options or {}:
             if name in arguments or name in ("epsilon", "delta", "budget", "random_state"):
@@ -618,7 +714,7 @@ def registered_solvers() -> Mapping:
     Examples
     --------
     >>> list(registered_solvers())
-    ['dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd', 'dp-gd', 'dp-fw', 'dp-bcfw']
+    ['dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd', 'dp-gd', 'dp-fw', 'dp-bcfw', 'adassp']
     """
     return MappingProxyType(_discover())
 
@@ -633,7 +729,7 @@ def get_solver(name: str) -> Solver:
     >>> get_solver("dp_gcd")
     Traceback (most recent call last):
     ...
-    ValueError: unknown solver 'dp_gcd'; registered: dp-cd, dp-gcd, dp-sgd, dp-scd, dp-agd, dp-gd, dp-fw, dp-bcfw
+    ValueError: unknown solver 'dp_gcd'; registered: dp-cd, dp-gcd, dp-sgd, dp-scd, dp-agd, dp-gd, dp-fw, dp-bcfw, adassp
     """  # noqa: E501
     found = _discover()
     try:
@@ -648,7 +744,7 @@ def estimator_solvers() -> tuple:
     Examples
     --------
     >>> estimator_solvers()
-    ('dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd')
+    ('dp-cd', 'dp-gcd', 'dp-sgd', 'dp-scd', 'dp-agd', 'adassp')
     """
     return tuple(name for name, solver in _discover().items() if solver.estimator is not None)
 

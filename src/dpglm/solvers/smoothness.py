@@ -178,7 +178,7 @@ class SmoothnessSpec:
             return (
                 *clipped,
                 "smoothness constants estimated privately: each record's X_ij^2 clipped to B_j^2 "
-                "(B_j supplied by the user), Laplace noise on the column means",
+                "(B_j the public feature bounds), Laplace noise on the column means",
             )
         return clipped
 

@@ -19,17 +19,10 @@ from sklearn.base import clone
 from dpglm.exceptions import CalibrationError, PlanError, PrivacyError
 from dpglm.privacy.accounting import account
 from dpglm.privacy.events import LaplaceEvent, PrivacyPlan, RepeatAndSelectEvent
+from dpglm.privacy.spending import accounting_key
 
 #: the calibrated search's epsilon lies in [(1 - CALIBRATION_RTOL) epsilon, epsilon]
 CALIBRATION_RTOL = 1e-3
-
-
-def _accounting_key(plan: PrivacyPlan) -> PrivacyPlan:
-    """``plan`` without what accounting ignores (labels, parts, sensitivities)."""
-    return PrivacyPlan(
-        tuple(replace(e, label="", part="", sensitivity=None) for e in plan.events),
-        plan.neighbouring,
-    )
 
 
 class PlanMismatchError(PrivacyError):
@@ -46,10 +39,10 @@ class PlanGuard:
     persistent = False
 
     def __init__(self, expected: PrivacyPlan):
-        self.expected = _accounting_key(expected)
+        self.expected = accounting_key(expected, parts=False)
 
     def charge(self, plan, *, label=""):
-        if _accounting_key(plan) != self.expected:
+        if accounting_key(plan, parts=False) != self.expected:
             raise PlanMismatchError(
                 f"the fit {label!r} calibrated a plan that differs from the one the search "
                 "accounted (its plan depends on more than the data's shape and its "
@@ -115,7 +108,7 @@ class Planner:
         for i in indices:
             plan, found = self.fit_plan(i, fit_epsilon)
             plans[i] = plan
-            groups.setdefault(_accounting_key(plan), []).append(i)
+            groups.setdefault(accounting_key(plan, parts=False), []).append(i)
             leaks.extend(found)
         relations = {key.neighbouring for key in groups}
         if len(relations) > 1:
@@ -166,7 +159,7 @@ class Planner:
     def _group_representatives(self, fit_epsilon):
         seen = {}
         for i in range(len(self.candidates)):
-            seen.setdefault(_accounting_key(self.fit_plan(i, fit_epsilon)[0]), i)
+            seen.setdefault(accounting_key(self.fit_plan(i, fit_epsilon)[0], parts=False), i)
         return list(seen.values())
 
     def calibrate(self):
