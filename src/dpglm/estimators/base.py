@@ -29,7 +29,6 @@ from dpglm.estimators.validation import (
     check_budget,
     check_choice,
     check_clip,
-    check_feature_bounds,
     check_feature_names,
     check_features,
     check_fit_intercept,
@@ -40,13 +39,13 @@ from dpglm.estimators.validation import (
     check_solver_options,
     check_step,
     check_target,
-    check_target_bounds,
     column_count,
     feature_names_of,
     labels_error,
     load_checked,
 )
 from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
+from dpglm.preprocessing.bounds import check_feature_bounds, check_target_bounds
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.dp_scd import row_scales

@@ -158,7 +158,7 @@ class Preprocessing:
         n_samples, n_features : int
         sparse : bool
         feature_bounds : None, "data" or (low, high) arrays
-            As :func:`~dpglm.estimators.validation.check_feature_bounds` returns it.
+            As :func:`~dpglm.preprocessing.bounds.check_feature_bounds` returns it.
         target_bounds : None, "data" or (low, high)
             A regressor's; ignored for a classifier.
         regression : bool

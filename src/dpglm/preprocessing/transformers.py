@@ -71,6 +71,7 @@ from dpglm.exceptions import (
     NonNumericColumnError,
     ShapeMismatchError,
 )
+from dpglm.preprocessing.bounds import check_feature_bounds
 from dpglm.preprocessing.ranges import PART, RangePlan
 from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
@@ -118,56 +119,19 @@ _BOUNDS_TAKES = (
 # -- parameters --------------------------------------------------------------------------------
 #
 # dpglm.estimators.validation holds the estimators' checks, but this layer lies below the
-# estimators and may not import them: the few checks below keep their wording.
+# estimators and may not import them: the bounds are checked by the check both share
+# (dpglm.preprocessing.bounds); the few checks below keep the estimators' wording.
 
 
-def _check_bounds(bounds):
-    """``bounds`` as ``(low, high)`` arrays (0-d for one number), None, or a ``ValueError``."""
-    if bounds is None:
-        return None
-    try:
-        values = np.asarray(bounds)
-    except (TypeError, ValueError):  # ragged nesting and the like
-        raise ValueError(f"{_BOUNDS_TAKES}, got {bounds!r}") from None
-    if (
-        values.dtype.kind not in "iuf"
-        or values.ndim > 2
-        or (values.ndim == 2 and values.shape[1] != 2)
-    ):
-        raise ValueError(f"{_BOUNDS_TAKES}, got {bounds!r}")
-    values = values.astype(float)
-    if values.ndim == 2:
-        low, high = values[:, 0].copy(), values[:, 1].copy()
-        bad = np.flatnonzero(~np.isfinite(low) | ~np.isfinite(high) | ~(low <= high))
-        if bad.size:
-            j = int(bad[0])
-            raise ValueError(
-                "bounds must hold finite (low, high) rows with low <= high; column "
-                f"{j} has ({low[j]!r}, {high[j]!r})"
-            )
-        return low, high
-    bad = np.flatnonzero(~np.isfinite(values.ravel()) | ~(values.ravel() > 0))
-    if bad.size:
-        j = int(bad[0])
-        where = "" if values.ndim == 0 else f"; column {j} has"
-        raise ValueError(f"bounds must be finite and > 0{where}, got {values.ravel()[j]!r}")
-    return -values, values.copy()
+def _check_bounds(bounds, n_features=None):
+    """``bounds`` as ``(low, high)`` arrays or None (the estimators' check, under this name).
 
-
-def _bounds_for(bounds, n_features):
-    """The validated ``bounds`` for ``n_features`` columns: ``(low, high)`` or None."""
-    checked = _check_bounds(bounds)
-    if checked is None:
-        return None
-    low, high = checked
-    if low.ndim == 0:
-        return np.full(n_features, float(low)), np.full(n_features, float(high))
-    if low.size != n_features:
-        raise ValueError(
-            f"bounds has {low.size} {'rows' if np.ndim(bounds) == 2 else 'values'}; X has "
-            f"{n_features} features (give one bound for all, or one per column)"
-        )
-    return low, high
+    ``"data"``, which the estimators take as a leak they report, is refused:
+    a transformer's ranges are public or released, never read for free.
+    """
+    if isinstance(bounds, str) and bounds == "data":
+        raise ValueError(f"{_BOUNDS_TAKES}, got 'data' (leave bounds=None for private ranges)")
+    return check_feature_bounds(bounds, n_features, name="bounds")
 
 
 def _check_budget(budget):
@@ -323,7 +287,7 @@ class _RangeTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = _read(X, name)
         n, p = X.shape
         sparse = sp.issparse(X)
-        public = _bounds_for(self.bounds, p)
+        public = _check_bounds(self.bounds, p)
         self._check_sparse(sparse, public)
         range_plan, events, releases, report = None, (), [], None
         if self._releases():
