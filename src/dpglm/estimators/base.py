@@ -258,6 +258,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             sparse=sparse,
         )
 
+    def _scaled_problem(self, data, scaling):
+        """The problem on the records clipped and mapped by ``scaling``."""
+        return self.build_problem(scaling.transform(data.X), scaling.transform_target(data.y))
+
     def _fit_scaled(self, data, preprocessing, shape, solver, epsilon, delta):
         """Release (or read) the ranges, scale the records and fit them.
 
@@ -267,9 +271,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         """
         if math.isinf(epsilon):
             scaling, _ = preprocessing.scaling(data.X, data.y, ())
-            problem = self.build_problem(
-                scaling.transform(data.X), scaling.transform_target(data.y)
-            )
+            problem = self._scaled_problem(data, scaling)
             theta, n_iter, report = self._fit_non_private(problem, delta)
             return (*problem.split(theta), n_iter, report, scaling)
         plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events)
@@ -283,7 +285,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         scaling, assumptions = preprocessing.scaling(
             data.X, data.y, [spent.release(i) for i in range(k)]
         )
-        problem = self.build_problem(scaling.transform(data.X), scaling.transform_target(data.y))
+        problem = self._scaled_problem(data, scaling)
         result = self._fit_spent(problem, solver, spent.after(k, assumptions=assumptions), plan)
         # the solver's bounds on its input are the scaling's (1), not the user's: the
         # scaling's own line says where the ranges came from

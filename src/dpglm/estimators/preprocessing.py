@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.preprocessing.ranges import RangePlan
+from dpglm.preprocessing.ranges import RangePlan, extremes
 from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.leaks import warn_privacy_leak
@@ -93,17 +93,9 @@ DATA_RANGES_LEAK = (
 
 
 def _data_range(values):
-    """The minimum and maximum of every column (implicit zeros of a sparse matrix included)."""
-    if sp.issparse(values):
-        low = values.min(axis=0)
-        high = values.max(axis=0)
-        low = np.asarray(low.todense() if sp.issparse(low) else low, dtype=float).ravel()
-        high = np.asarray(high.todense() if sp.issparse(high) else high, dtype=float).ravel()
-        return low, high
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 1:
-        return np.array([values.min()]), np.array([values.max()])
-    return values.min(axis=0), values.max(axis=0)
+    """The minimum and maximum of every column (a 1-D target is one column)."""
+    values = values if sp.issparse(values) or np.ndim(values) == 2 else np.reshape(values, (-1, 1))
+    return extremes(values, axis=0)
 
 
 @dataclass(frozen=True)
@@ -194,6 +186,11 @@ class Preprocessing:
         return cls(features, target, bool(sparse), range_plan, private, bool(fit_intercept))
 
     @property
+    def features_centred(self) -> bool:
+        """Whether the features are centred: dense features of a model with intercept."""
+        return self.centred and not self.sparse
+
+    @property
     def events(self) -> tuple:
         """The release's events (fixed noise), to come first in the fit's plan."""
         return () if self.range_plan is None else self.range_plan.plan.events
@@ -243,15 +240,14 @@ class Preprocessing:
         scaling = Scaling.from_ranges(
             low,
             high,
-            centred=self.centred and not self.sparse,
+            centred=self.features_centred,
             target=target,
             target_centred=self.centred,
         )
         return scaling, tuple(line for line in (feature_line, target_line) if line)
 
     def _features(self, X, released):
-        centred = self.centred and not self.sparse
-        how = "centred and scaled into [-1, 1]" if centred else "scaled into [-1, 1]"
+        how = "centred and scaled into [-1, 1]" if self.features_centred else "scaled into [-1, 1]"
         if released is not None:
             sources = released.sources
             line = (

@@ -207,6 +207,25 @@ def column_counts(X, grid: LogGrid = GRID) -> np.ndarray:
     return counts
 
 
+def extremes(X, axis: int) -> tuple:
+    """The smallest and largest value along ``axis`` (a sparse matrix's implicit zeros count).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> extremes(sp.csr_array(np.array([[0.0, 2.0], [-1.0, 0.0]])), axis=0)
+    (array([-1.,  0.]), array([0., 2.]))
+    """
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+        low, high = X.min(axis=axis), X.max(axis=axis)
+        low = low.toarray() if sp.issparse(low) else low
+        high = high.toarray() if sp.issparse(high) else high
+        return np.asarray(low, dtype=float).ravel(), np.asarray(high, dtype=float).ravel()
+    X = np.asarray(X, dtype=float)
+    return X.min(axis=axis), X.max(axis=axis)
+
+
 def row_extreme_counts(X, grid: LogGrid = GRID) -> np.ndarray:
     """Counts of every row's smallest and of its largest value (implicit zeros included).
 
@@ -221,15 +240,7 @@ def row_extreme_counts(X, grid: LogGrid = GRID) -> np.ndarray:
     >>> counts[0].nonzero()[0], counts[1].nonzero()[0]
     (array([1, 6]), array([5, 8]))
     """
-    if sp.issparse(X):
-        X = sp.csr_array(X)
-        lowest = X.min(axis=1)
-        highest = X.max(axis=1)
-        lowest = np.asarray(lowest.todense() if sp.issparse(lowest) else lowest).ravel()
-        highest = np.asarray(highest.todense() if sp.issparse(highest) else highest).ravel()
-    else:
-        X = np.asarray(X, dtype=float)
-        lowest, highest = X.min(axis=1), X.max(axis=1)
+    lowest, highest = extremes(X, axis=1)
     return np.vstack(
         [
             np.bincount(grid.index(lowest), minlength=grid.size),
