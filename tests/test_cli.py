@@ -115,17 +115,29 @@ def test_demo_table_without_figure(capsys):
     private = [line for line in lines if re.match(r"\S+ +1 ", line)]
     assert all(line.rstrip().endswith(" 1") for line in private)  # epsilon spent: 1
     assert "*" not in out  # no leak: the bounds are public
+    assert "dpglm[plot]" not in out  # no figure was asked for: nothing to explain
     assert err == ""  # --quiet, and no warning
 
 
-def test_demo_says_how_to_get_the_figure_without_matplotlib(capsys, monkeypatch, tmp_path):
+def test_demo_runs_without_matplotlib_and_says_how_to_get_the_figure(
+    capsys, monkeypatch, tmp_path
+):
+    # `pip install . && dpglm demo` has no plot extra: the table is the demo, the figure a bonus
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
-    start = time.perf_counter()
-    status, _, err = call(capsys, "demo", "-o", tmp_path / "demo.png")
-    assert status == 1
-    assert err.startswith("dpglm: error: ") and "pip install 'dpglm[plot]'" in err
-    assert time.perf_counter() - start < 5  # refused before fitting anything
-    assert not (tmp_path / "demo.png").exists()
+    output = tmp_path / "demo.png"
+    status, out, err = call(
+        capsys, "demo", "--repeats", "1", "--epsilons", "1", "--quiet", "-o", output
+    )
+    assert status == 0, err
+    header = r"^solver +epsilon +test accuracy +rel\. subopt\. +time/fit +epsilon spent$"
+    assert re.search(header, out, flags=re.M)
+    for solver in ("dp-cd", "dp-gcd", "dp-sgd"):
+        assert re.search(rf"^{solver} +1 ", out, flags=re.M), solver
+    hints = [line for line in out.splitlines() if "pip install 'dpglm[plot]'" in line]
+    assert len(hints) == 1 and hints[0].startswith("No figure")
+    assert out.rstrip().endswith(hints[0])  # where "Figure written to ..." would be
+    assert "Figure written" not in out and err == ""
+    assert not output.exists() and not list(tmp_path.iterdir())
 
 
 def test_breast_cancer_ranges_are_the_published_ones():

@@ -51,18 +51,20 @@ def test_the_default_dp_sgd_noise_under_add_remove_is_worth_two_under_replace_on
     replace_one = compute_epsilon(poisson(3.65 / 2, 0.05, 200), 4e-8, "pld")
     assert add_remove == pytest.approx(1.0, abs=0.01)
     assert replace_one == pytest.approx(1.96, abs=0.01)
-    # the PLD is dp-accounting's REPLACE_ONE analysis with a per-record contribution C
-    assert replace_one == pytest.approx(pld_replace_one(3.65, 0.05, 200, 4e-8), rel=1e-9)
+    # the PLD is dp-accounting's REPLACE_ONE analysis with a per-record contribution C,
+    # on its own grid: within a fraction of a percent of dp-accounting's
+    assert replace_one == pytest.approx(pld_replace_one(3.65, 0.05, 200, 4e-8), rel=3e-3)
 
 
 @pytest.mark.parametrize(("z", "q", "count"), [(1.55, 0.0079, 1272), (2.0, 0.05, 200)])
 def test_replace_one_poisson_is_accounted_by_pld_and_rdp(z, q, count):
     plan = poisson(z, q, count)
-    result = account(plan, 1e-9)
-    assert set(result.by_accountant) == {"pld", "rdp"}
-    pld, rdp = result.by_accountant["pld"], result.by_accountant["rdp"]
+    pld, rdp = (compute_epsilon(plan, 1e-9, name) for name in ("pld", "rdp"))
     # Renyi DP converts to (epsilon, delta) with a loss: above the PLD, not far above
     assert pld <= rdp <= 1.25 * pld
+    # which is why "auto" does not compute it when the PLD applies
+    result = account(plan, 1e-9)
+    assert set(result.by_accountant) == {"pld"}
     assert result.epsilon == pld
 
 

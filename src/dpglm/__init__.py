@@ -1,8 +1,9 @@
 """dpglm: differentially private linear models.
 
-The estimators and :func:`load_model` (a saved model) are imported on first
-use, so that ``import dpglm`` stays light (no numba, no dp-accounting). Data
-are read with :func:`dpglm.data.load`.
+Everything but the version and the exceptions is imported on first use (the
+estimators, :func:`load_model` for a saved model, the search, the budget and
+the report), so that ``import dpglm`` stays light: no numba, no dp-accounting,
+no scikit-learn. Data are read with :func:`dpglm.data.load`.
 
 Examples
 --------
@@ -11,6 +12,7 @@ Examples
 'dpglm.estimators.persistence'
 """
 
+from dpglm._lazy import lazy_exports
 from dpglm._version import __version__
 from dpglm.exceptions import (
     BudgetExceededError,
@@ -18,10 +20,10 @@ from dpglm.exceptions import (
     PrivacyError,
     PrivacyLeakWarning,
 )
-from dpglm.privacy.budget import PrivacyBudget
-from dpglm.privacy.report import PrivacyReport
 
 _LAZY = {
+    "PrivacyBudget": "dpglm.privacy.budget",
+    "PrivacyReport": "dpglm.privacy.report",
     "DPLinearRegression": "dpglm.estimators",
     "DPRidge": "dpglm.estimators",
     "DPLasso": "dpglm.estimators",
@@ -56,18 +58,11 @@ _REMOVED = {
 }
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        if name in _REMOVED:
-            raise AttributeError(f"module 'dpglm' has no attribute {name!r}: use {_REMOVED[name]}")
-        raise AttributeError(f"module 'dpglm' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+#: subpackages reachable as attributes after a bare ``import dpglm``: code written when the
+#: package top imported them eagerly reads ``dpglm.privacy.X`` without importing it
+_SUBPACKAGES = ("privacy",)
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(
+    "dpglm", _LAZY, globals(), submodules=_SUBPACKAGES, removed=_REMOVED
+)

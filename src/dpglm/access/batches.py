@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm._kernels.stochastic import sgd_steps_csr, sgd_steps_dense
+from dpglm import _kernels
 from dpglm.clipping import record_norms
 
 __all__ = ["BatchSteps", "sample_norms"]
@@ -82,6 +82,6 @@ class BatchSteps:
         """Step ``t`` takes the next ``counts[t]`` entries of ``rows`` and ``noise[t]``."""
         head = (self.y, self.row_norms, counts, rows, noise, self.theta, self.grad, self.sigma)
         if self.sparse:
-            sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
+            _kernels.sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
         else:
-            sgd_steps_dense(*self.data, *head, *self.settings, *self.datafit)
+            _kernels.sgd_steps_dense(*self.data, *head, *self.settings, *self.datafit)

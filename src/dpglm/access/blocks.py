@@ -32,7 +32,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
-from dpglm._kernels.frank_wolfe import block_margins_csc, block_margins_dense
 from dpglm.data.layout import as_layout
 
 __all__ = ["MarginBlocks"]
@@ -103,9 +102,9 @@ class MarginBlocks:
         """``z += factor * X[:, a:e] theta[a:e]`` (permuted columns)."""
         if self.sparse:
             X = self.X
-            block_margins_csc(X.data, X.indices, X.indptr, a, e, theta, factor, self.z)
+            _kernels.block_margins_csc(X.data, X.indices, X.indptr, a, e, theta, factor, self.z)
         else:
-            block_margins_dense(self.X, a, e, theta, factor, self.z)
+            _kernels.block_margins_dense(self.X, a, e, theta, factor, self.z)
 
     def add_column(self, j, a):
         """``z += a * X_j`` (permuted column ``j``)."""

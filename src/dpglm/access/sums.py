@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from dpglm._kernels.full_gradient import clipped_candidate_losses
+from dpglm import _kernels
 from dpglm.clipping import l2_clip_coefficients, record_norms
 
 __all__ = ["GradientSums", "candidate_losses", "clipped_gradient_sum", "row_norms"]
@@ -116,7 +116,7 @@ def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarra
     with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed losses
         u = problem.margins(direction)
     out = np.empty(steps.shape[0])
-    clipped_candidate_losses(
+    _kernels.clipped_candidate_losses(
         problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
     )
     return out

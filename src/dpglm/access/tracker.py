@@ -33,7 +33,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
-from dpglm._kernels.greedy import patch_clipped_gradient
 from dpglm.clipping import clip_terms
 
 __all__ = ["ClippedGradientTracker"]
@@ -104,7 +103,7 @@ class ClippedGradientTracker:
             self.refresh()
         elif self.sparse:
             X, R = prob.X, self.rows
-            self.work += patch_clipped_gradient(
+            self.work += _kernels.patch_clipped_gradient(
                 X.data, X.indices, X.indptr, R.data, R.indices, R.indptr,
                 j, d, prob.y, self.z, self.s, self.clip, self.G,
                 prob.datafit.code, prob.datafit.param, self.p, prob.fit_intercept,

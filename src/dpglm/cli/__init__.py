@@ -6,7 +6,8 @@ Subcommands
     Private logistic regression on a real dataset that ships with
     scikit-learn (breast cancer): DP-CD, DP-GCD and DP-SGD at several
     epsilons, a table of test accuracy, relative suboptimality, time and
-    epsilon spent, and a privacy-utility figure (``dpglm-demo.png``).
+    epsilon spent, and a privacy-utility figure (``dpglm-demo.png``) when
+    matplotlib is installed (the ``plot`` extra).
 ``dpglm fit DATA --model M -o MODEL.json``
     Fit one private model on a CSV / LIBSVM / Parquet file and save it as
     JSON, optionally charging a budget ledger; ``--test-size F`` fits on part

@@ -49,8 +49,9 @@ def require_figure(args) -> None:
     Parameters
     ----------
     args : argparse.Namespace
-        The arguments of ``dpglm demo`` or ``dpglm compare``; nothing is
-        checked with ``--no-plot``.
+        The arguments of ``dpglm compare``; nothing is checked with
+        ``--no-plot``. (``dpglm demo`` runs without matplotlib and prints the
+        table only.)
 
     Raises
     ------

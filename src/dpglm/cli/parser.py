@@ -139,7 +139,7 @@ def _add_demo(commands):
         description="Private logistic regression on the Wisconsin breast cancer data (bundled "
         "with scikit-learn): DP-CD, DP-GCD and DP-SGD at several epsilons. Prints test "
         "accuracy, relative suboptimality, time per fit and epsilon spent, and writes a "
-        "privacy-utility figure.",
+        "privacy-utility figure if matplotlib is installed (pip install 'dpglm[plot]').",
     )
     demo.add_argument("-o", "--output", default="dpglm-demo.png", metavar="PNG", help="the figure")
     demo.add_argument(

@@ -48,7 +48,6 @@ from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
 from dpglm.preprocessing.bounds import check_feature_bounds, check_target_bounds
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
-from dpglm.solvers.dp_scd import row_scales
 from dpglm.solvers.registry import ProblemShape, estimator_solvers
 from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
 
@@ -360,7 +359,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         )
         scaling = self.scaling_
         if getattr(self, "solver_", None) == "dp-scd":
-            # DP-SCD fits the model on scaled rows normalised to unit L2 norm: apply it to them
+            # DP-SCD fits the model on scaled rows normalised to unit L2 norm: apply it to them.
+            # Imported here: the solver module brings numba and scipy.stats, which importing
+            # the estimators does not need
+            from dpglm.solvers.dp_scd import row_scales
+
             z = scaling.transform(data.X)
             w, b = scaling.scaled_model(self.coef_, self.intercept_)
             scores = np.asarray(z @ w, dtype=float).ravel() * row_scales(z) + b

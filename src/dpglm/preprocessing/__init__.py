@@ -6,13 +6,20 @@ to them and maps them to the solver's scale, and maps a model fitted there
 back to the raw scale. :mod:`dpglm.preprocessing.transformers` offers them as
 scikit-learn transformers that spend a shared budget (a clipper, a min-max and
 a standard scaler), and finds the steps of a pipeline that learn without privacy.
+
+The transformers are exported here and imported on first use: they bring
+scikit-learn's pipelines and column transformers, which the estimators (that
+import :mod:`dpglm.preprocessing.scaling` and its package) do not need.
 """
 
-from dpglm.preprocessing.transformers import (
-    PrivateClipper,
-    PrivateMinMaxScaler,
-    PrivateStandardScaler,
-    check_pipeline,
+from dpglm._lazy import lazy_exports
+
+#: the names exported here, each defined in dpglm.preprocessing.transformers
+_TRANSFORMERS = (
+    "PrivateClipper",
+    "PrivateMinMaxScaler",
+    "PrivateStandardScaler",
+    "check_pipeline",
 )
 
 __all__ = [
@@ -21,3 +28,8 @@ __all__ = [
     "PrivateStandardScaler",
     "check_pipeline",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(
+    __name__, dict.fromkeys(_TRANSFORMERS, f"{__name__}.transformers"), globals()
+)

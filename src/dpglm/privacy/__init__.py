@@ -17,37 +17,47 @@ Examples
 >>> _ = PrivacyBudget(epsilon=3.0, delta=1e-6).charge(result.plan, label="fit")
 """
 
-from dpglm.privacy.accounting import (
-    ACCOUNTANTS,
-    Accounting,
-    account,
-    compute_epsilon,
-    get_accountant,
-)
-from dpglm.privacy.budget import Charge, PrivacyBudget
-from dpglm.privacy.calibration import CalibrationResult, calibrate
-from dpglm.privacy.events import (
-    GaussianEvent,
-    LaplaceEvent,
-    NoisyMaxEvent,
-    NonPrivateEvent,
-    PrivacyPlan,
-    PureDPEvent,
-    SampledGaussianEvent,
-    ZCDPEvent,
-)
-from dpglm.privacy.leaks import collect_privacy_warnings, warn_privacy_leak
-from dpglm.privacy.mechanisms import (
-    NoiseSource,
-    gaussian_mechanism,
-    laplace_mechanism,
-    make_noise_source,
-    noisy_min,
-    report_noisy_max,
-)
-from dpglm.privacy.releases import Release
-from dpglm.privacy.report import MechanismRecord, PrivacyReport
-from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm._lazy import lazy_exports
+
+#: each public name -> the module of this package that defines it. They are imported on
+#: first use: the accountants bring scipy's optimisers and the budget SQLite, which
+#: importing one module of the package (or the package top) does not need
+_EXPORTS = {
+    "ACCOUNTANTS": "accounting",
+    "Accounting": "accounting",
+    "account": "accounting",
+    "compute_epsilon": "accounting",
+    "get_accountant": "accounting",
+    "Charge": "budget",
+    "PrivacyBudget": "budget",
+    "CalibrationResult": "calibration",
+    "calibrate": "calibration",
+    "GaussianEvent": "events",
+    "LaplaceEvent": "events",
+    "NoisyMaxEvent": "events",
+    "NonPrivateEvent": "events",
+    "PrivacyPlan": "events",
+    "PureDPEvent": "events",
+    "SampledGaussianEvent": "events",
+    "ZCDPEvent": "events",
+    "collect_privacy_warnings": "leaks",
+    "warn_privacy_leak": "leaks",
+    "NoiseSource": "mechanisms",
+    "gaussian_mechanism": "mechanisms",
+    "laplace_mechanism": "mechanisms",
+    "make_noise_source": "mechanisms",
+    "noisy_min": "mechanisms",
+    "report_noisy_max": "mechanisms",
+    "Release": "releases",
+    "MechanismRecord": "report",
+    "PrivacyReport": "report",
+    "Share": "targets",
+    "check_privacy_target": "targets",
+}
+
+#: modules reachable as attributes of the package without their own import, as when the
+#: package imported them all (the exports' modules and what they import)
+_SUBMODULES = frozenset({*_EXPORTS.values(), "rdp_curves"})
 
 __all__ = [
     "ACCOUNTANTS",
@@ -81,3 +91,11 @@ __all__ = [
     "report_noisy_max",
     "warn_privacy_leak",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()},
+    globals(),
+    submodules=_SUBMODULES,
+)

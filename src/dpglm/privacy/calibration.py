@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-
 from dpglm.exceptions import CalibrationError
 from dpglm.privacy.accounting import (
     EXPENSIVE,
@@ -41,12 +39,24 @@ from dpglm.privacy.events import (
     SampledGaussianEvent,
     ZCDPEvent,
 )
+from dpglm.privacy.roots import find_root
 from dpglm.privacy.targets import check_privacy_target, zero_delta_message
 
 #: the factor is searched in [1 / MAX_FACTOR, MAX_FACTOR] times the template's noise
 MAX_FACTOR = 1e12
 #: the first bracket below the scale of a cheaper accountant, on log(scale): a factor 1.25
 NARROW_STEP = math.log(1.25)
+#: the coarse grid's search stops at this relative width
+COARSE_RTOL = 1e-2
+#: the first bracket around a rough guess of the scale, on the coarse grid: a factor 1.1
+COARSE_NARROW_STEP = math.log(1.1)
+#: accountants whose evaluation takes milliseconds: their search starts from a rough guess
+SLOW = ("pld", "rdp")
+#: the largest secant step on log(scale): a factor 1.5 (less noise costs more than it
+#: gains, and a PLD at little noise is wide and slow)
+MAX_SECANT_MOVE = math.log(1.5)
+#: secant steps on the fine grid after the coarse search
+SECANT_STEPS = 8
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,8 @@ def calibrate(
     Examples
     --------
     >>> from dpglm.privacy.events import GaussianEvent, LaplaceEvent
-    >>> calibrate(PrivacyPlan([LaplaceEvent(noise_multiplier=1.0, count=4)]), 2.0, 0.0).epsilon
+    >>> laplace = PrivacyPlan([LaplaceEvent(noise_multiplier=1.0, count=4)])
+    >>> round(calibrate(laplace, 2.0, 0.0).epsilon, 12)
     2.0
     >>> gaussian = PrivacyPlan([GaussianEvent(noise_multiplier=1.0)])
     >>> calibrate(gaussian, 1.0, 0.0)  # doctest: +ELLIPSIS
@@ -177,12 +188,134 @@ def _gaussian_kinds(plan) -> list:
     return kinds
 
 
-def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
-    """Calibrate with one accountant: bracket, then Brent's method on ``log(scale)``.
+def _no_level(name, epsilon, delta, eps_hi):
+    """The error of a search that found no noise level within the target."""
+    if delta == 0.0 and math.isinf(eps_hi):
+        return CalibrationError(
+            zero_delta_message(
+                f"the {name!r} accountant gives no guarantee at delta = 0 (account a plan of "
+                "pure-DP noise with 'basic' or 'pld', which 'auto' includes)"
+            )
+        )
+    return CalibrationError(
+        f"no noise level meets epsilon={epsilon:g} at delta={delta:g} with the {name!r} "
+        f"accountant: even {MAX_FACTOR:g} times the template's noise costs "
+        f"epsilon={eps_hi:.6g} (the plan's fixed costs exceed the target)"
+    )
 
-    Returns None when ``best`` is given and this accountant cannot beat it.
+
+def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
+    """Calibrate with one accountant; None when ``best`` is given and it cannot beat it.
+
+    The privacy loss distributions search on a coarse grid first and refine on
+    the grid fine enough for the target, starting from the coarse root: the
+    fine grid's epsilon is within a fraction of a percent of the coarse one's,
+    so only a narrow bracket is left to close at its price.
     """
+    start = None if best is None else math.log(best.scale)
+    if name == "pld" and plan.scalable:
+        return _calibrate_pld(plan, epsilon, delta, rtol, start)
     acc = get_accountant(name)
+    if name in SLOW and plan.scalable:
+        if start is not None and acc.epsilon(plan.scaled(best.scale), delta) > epsilon:
+            return None  # a cheaper accountant needs less noise already
+        guess = start if start is not None else _rough_log_scale(plan, epsilon, delta)
+        if guess is not None:
+            return _secant(plan, epsilon, delta, acc, rtol, guess)
+    return _search(plan, epsilon, delta, acc, rtol, start)
+
+
+def _calibrate_pld(plan, epsilon, delta, rtol, start):
+    """The privacy loss distributions: secant steps on a grid twice as coarse as the
+    target's, then on the accountant's own grid from there, each point checked. None
+    when a cheaper accountant's ``start`` cannot be beaten."""
+    from dpglm.privacy.accounting import PLDAccountant, active_events
+    from dpglm.privacy.pld import COARSE_STEP, composition_count, step_for
+
+    if (
+        start is not None
+        and PLDAccountant().epsilon(plan.scaled(math.exp(start)), delta) > epsilon
+    ):
+        return None
+    point = start if start is not None else _rough_log_scale(plan, epsilon, delta)
+    if point is None:
+        point = math.log(_search(plan, epsilon, delta, PLDAccountant(COARSE_STEP), 0.1).scale)
+    fine = step_for(epsilon, composition_count(active_events(plan) or []))
+    if fine < COARSE_STEP:
+        coarse = PLDAccountant(min(COARSE_STEP, 2 * fine))
+        point = math.log(_secant(plan, epsilon, delta, coarse, COARSE_RTOL, point).scale)
+    return _secant(plan, epsilon, delta, PLDAccountant(), rtol, point)
+
+
+def _secant(plan, epsilon, delta, acc, rtol, point):
+    """Secant steps on ``log epsilon`` against ``log scale`` from ``point``, each point
+    checked: the least-noise point found whose epsilon lies in ``[epsilon (1 - rtol),
+    epsilon]``, or the least within the target after ``SECANT_STEPS`` steps."""
+
+    limit = math.log(MAX_FACTOR)
+
+    def log_cost(log_scale):
+        eps = acc.epsilon(plan.scaled(math.exp(log_scale)), delta)
+        return math.log(max(eps, 1e-300)), eps
+
+    # steps aim a little below the target; a point is kept within the target
+    target, aim, floor = (math.log(epsilon) + math.log1p(-f) for f in (0.0, rtol / 2, rtol))
+    value, eps = log_cost(point)
+    slope = -1.0  # epsilon is close to inversely proportional to the noise
+    kept = (point, value, eps) if value <= target else None
+    for _ in range(SECANT_STEPS):
+        if kept is not None and kept[1] >= floor:
+            break
+        move = max(-MAX_SECANT_MOVE, min(MAX_SECANT_MOVE, (aim - value) / slope))
+        following = min(limit, max(-limit, point + move))
+        following_value, following_eps = log_cost(following)
+        if following_value <= target and (kept is None or following < kept[0]):
+            kept = (following, following_value, following_eps)
+        if following != point and following_value != value:
+            slope = min(-1e-3, (following_value - value) / (following - point))
+        point, value = following, following_value
+    while kept is None:  # not met yet: move up until it is
+        if point >= limit:
+            raise _no_level(acc.name, epsilon, delta, math.exp(value))
+        point = min(limit, point + max(rtol, value - target))
+        value, eps = log_cost(point)
+        if value <= target:
+            kept = (point, value, eps)
+    scale = math.exp(kept[0])
+    return CalibrationResult(plan.scaled(scale), scale, kept[2], delta, acc.name)
+
+
+def _rough_log_scale(plan, epsilon, delta):
+    """A first guess of the calibrated log-scale, from the Gaussian approximation of the
+    plan's privacy loss (not a bound: the search checks every point it keeps)."""
+    from dpglm.privacy.accounting import active_events, gdp_epsilon
+    from dpglm.privacy.pld import gaussian_mu
+
+    events = active_events(plan) or []
+
+    def gap(log_scale):
+        mu = gaussian_mu([e.scaled(math.exp(log_scale)) for e in events])
+        return math.log(max(gdp_epsilon(mu, delta), 1e-300)) - math.log(epsilon)
+
+    lo, hi = -30.0, 30.0
+    if not (gap(lo) > 0 > gap(hi)):
+        return None
+    return find_root(gap, lo, hi, xtol=1e-3)
+
+
+def _search(
+    plan, epsilon, delta, acc, rtol, start=None, narrow=NARROW_STEP, exact=True, give_up=True
+):
+    """The least scale whose epsilon under ``acc`` is at most the target, by bracketing
+    and Brent's method on ``log(scale)``.
+
+    ``start`` is the log-scale of another accountant's result (or of a guess): a
+    first bracket of width ``narrow`` below it saves steps; None is returned if it
+    costs more than the target and ``give_up`` (the accountant cannot win), else
+    the bracket moves up from it. Without ``exact`` the tolerance is ``rtol``
+    alone (a search that only brackets the next one).
+    """
+    name = acc.name
 
     def cost(log_scale):
         return acc.epsilon(plan.scaled(math.exp(log_scale)), delta)
@@ -200,38 +333,45 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
         return result(0.0, eps)
     step, limit = math.log(2.0), math.log(MAX_FACTOR)
     # bracket [lo, hi] on log(scale) with cost(lo) > epsilon >= cost(hi)
-    if best is not None:
-        hi = math.log(best.scale)
+    lo = None
+    if start is not None:
+        hi = start
         eps_hi = cost(hi)
-        if eps_hi > epsilon:
+        if eps_hi > epsilon and give_up:
             return None
+        while eps_hi > epsilon:  # the guess was short: move the bracket up from it
+            lo, hi = hi, hi + narrow
+            if hi > limit:
+                raise _no_level(name, epsilon, delta, eps_hi)
+            eps_hi = cost(hi)
+        first = narrow
     else:
         hi, eps_hi = 0.0, cost(0.0)
         while eps_hi > epsilon:
             hi += step
             if hi > limit:
-                if delta == 0.0 and math.isinf(eps_hi):
-                    raise CalibrationError(
-                        zero_delta_message(
-                            f"the {name!r} accountant gives no guarantee at delta = 0 (account "
-                            "a plan of pure-DP noise with 'basic' or 'pld', which 'auto' "
-                            "includes)"
-                        )
-                    )
-                raise CalibrationError(
-                    f"no noise level meets epsilon={epsilon:g} at delta={delta:g} with the "
-                    f"{name!r} accountant: even {MAX_FACTOR:g} times the template's noise costs "
-                    f"epsilon={eps_hi:.6g} (the plan's fixed costs exceed the target)"
-                )
+                raise _no_level(name, epsilon, delta, eps_hi)
             eps_hi = cost(hi)
-    # a cheaper accountant's scale (best) is an upper bound close to the root: a narrow
-    # first bracket below it saves an expensive accountant (PLD) several of Brent's steps
-    lo = hi - (NARROW_STEP if best is not None and name in EXPENSIVE else step)
-    while (eps_lo := cost(lo)) <= epsilon:
-        hi, eps_hi, lo = lo, eps_lo, lo - step
-        if lo < -limit:
-            return result(hi, eps_hi)
-    root = brentq(lambda t: cost(t) - epsilon, lo, hi, xtol=rtol / 4, rtol=1e-15)
+        first = step
+    if lo is None:
+        lo = hi - first
+        while (eps_lo := cost(lo)) <= epsilon:
+            hi, eps_hi, lo = lo, eps_lo, lo - step
+            if lo < -limit:
+                return result(hi, eps_hi)
+    else:
+        eps_lo = None
+    root = find_root(
+        lambda t: cost(t) - epsilon,
+        lo,
+        hi,
+        xtol=rtol / 4,
+        rtol=1e-15,
+        f_lo=None if eps_lo is None else eps_lo - epsilon,
+        f_hi=eps_hi - epsilon,
+    )
+    if not exact:
+        return result(root, math.nan)  # the root of a bracketing search: not a certificate
     # return a point whose cost was computed and found within the target
     candidate = min(hi, root + rtol / 2)
     eps = cost(candidate)
