@@ -614,7 +614,14 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
         eps = acc.epsilon(plan, delta)
         return Accounting(eps, delta, acc.name, {acc.name: eps})
     values = {}
-    for name in sorted(auto_accountants(plan), key=lambda name: name in EXPENSIVE):
+    names = sorted(auto_accountants(plan), key=lambda name: name in EXPENSIVE)
+    if names == ["pld"] and delta > 0:
+        # no closed form tells whether epsilon is huge: the Gaussian approximation does
+        from dpglm.privacy.pld import gaussian_mu
+
+        if gdp_epsilon(gaussian_mu(active_events(plan)), delta) > EXPENSIVE_EPSILON_LIMIT:
+            names = large_epsilon_accountants(plan, names)
+    for name in names:
         if name in EXPENSIVE and values and min(values.values()) > EXPENSIVE_EPSILON_LIMIT:
             continue
         values[name] = get_accountant(name).epsilon(plan, delta)
@@ -650,6 +657,23 @@ def auto_accountants(plan: PrivacyPlan) -> list:
         # and Renyi DP's conversion loses more than that: it cannot win
         return [name for name in names if name != "rdp"]
     return names
+
+
+def large_epsilon_accountants(plan: PrivacyPlan, names: list) -> list:
+    """``names`` for a target epsilon above ``EXPENSIVE_EPSILON_LIMIT``: Renyi DP in place
+    of the privacy loss distributions, whose grid grows with epsilon (the closed forms
+    are then within about 10% of tight, and such a guarantee means little).
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import SampledGaussianEvent
+    >>> plan = PrivacyPlan([SampledGaussianEvent(noise_multiplier=1.0, sampling_rate=0.1)])
+    >>> large_epsilon_accountants(plan, auto_accountants(plan))
+    ['rdp']
+    """
+    if "pld" not in names or not get_accountant("rdp").supports(plan):
+        return names
+    return [name for name in names if name != "pld"] + ["rdp"]
 
 
 def _bounded_range(plan) -> bool:

@@ -31,6 +31,7 @@ from dpglm.privacy.accounting import (
     EXPENSIVE_EPSILON_LIMIT,
     auto_accountants,
     get_accountant,
+    large_epsilon_accountants,
 )
 from dpglm.privacy.events import (
     GaussianEvent,
@@ -150,6 +151,8 @@ def calibrate(
             )
             raise CalibrationError(zero_delta_message(reason))
     names = auto_accountants(plan) if accountant == "auto" else [get_accountant(accountant).name]
+    if accountant == "auto" and epsilon > EXPENSIVE_EPSILON_LIMIT:
+        names = large_epsilon_accountants(plan, names)
     # cheap closed forms first: their scale starts the numerical accountants' search,
     # and an accountant that already exceeds the target there cannot win
     names = sorted(names, key=lambda name: name in EXPENSIVE)

@@ -227,13 +227,17 @@ def _outward(epsilon):
     return max(0.0, epsilon) * (1 + 1e-12) + 1e-15
 
 
+class _BeyondReachError(ArithmeticError):
+    """A privacy loss too large for any grid: epsilon is taken as infinite."""
+
+
 def _reach(delta, tail_mass):
     """A loss above which the curve's ``delta`` is at most ``tail_mass``."""
     grid = np.geomspace(1e-8, 1e4, 400)
     values = _curve_values(delta, grid)
     below = np.flatnonzero(values <= tail_mass)
     if below.size == 0:
-        raise ValueError("the privacy curve does not fall to the tail mass below a loss of 1e4")
+        raise _BeyondReachError("the curve does not fall to the tail mass below a loss of 1e4")
     return float(grid[below[0]])
 
 
@@ -606,7 +610,12 @@ def plan_epsilon(events, neighbouring: str, delta: float, step: float | None = N
     if step is None:
         rough = gdp_epsilon(gaussian_mu(events), delta) if delta > 0 else math.inf
         step = step_for(rough if math.isfinite(rough) else 1.0, total)
-    return _epsilon_on_grid(events, neighbouring, delta, step, total)
+    try:
+        return _epsilon_on_grid(events, neighbouring, delta, step, total)
+    except _BeyondReachError:
+        # losses beyond 1e4 (noise a thousandth of the sensitivity): infinite is an upper
+        # bound, and a calibration moves to more noise
+        return math.inf
 
 
 def _epsilon_on_grid(events, neighbouring, delta, step, total):
