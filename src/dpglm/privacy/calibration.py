@@ -2,12 +2,16 @@
 
 A solver builds its plan with unit-free template noise multipliers; calibration
 scales every multiplier by one factor ``s`` (fixed costs such as a
-:class:`~dpglm.privacy.events.PureDPEvent` are not scaled), brackets the
-smallest ``s`` whose accounted epsilon is at most the target by doubling and
-halving, and narrows it with Brent's method on ``log s`` to relative
-tolerance ``rtol``. It returns a
-scale whose epsilon was computed and found within the target, so the
-calibrated plan never exceeds it.
+:class:`~dpglm.privacy.events.PureDPEvent` are not scaled) and looks for the
+smallest ``s`` whose accounted epsilon is at most the target. The closed forms
+(microseconds) bracket it by doubling and halving and narrow it with Brent's
+method on ``log s`` to relative tolerance ``rtol``; the accountants that take
+milliseconds (privacy loss distributions, Renyi DP) start from a cheaper
+accountant's scale or from the plan's Gaussian approximation and take secant
+steps on ``log epsilon`` against ``log s`` until epsilon lies within
+``[target (1 - rtol), target]``. Either way it returns a scale whose epsilon
+was computed and found within the target, so the calibrated plan never
+exceeds it.
 
 Examples
 --------
@@ -106,7 +110,9 @@ def calibrate(
     accountant : str, default="auto"
         Accountant name (see :mod:`dpglm.privacy.accounting`).
     rtol : float, default=1e-4
-        Relative width of the final bracket on the scale.
+        Relative width of the final bracket on the scale (closed forms), or of
+        the band below the target the epsilon is brought into (secant steps;
+        after ``SECANT_STEPS`` of them the least noise found within the target).
 
     Returns
     -------
