@@ -617,9 +617,9 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
     names = sorted(auto_accountants(plan), key=lambda name: name in EXPENSIVE)
     if names == ["pld"] and delta > 0:
         # no closed form tells whether epsilon is huge: the Gaussian approximation does
-        from dpglm.privacy.pld import gaussian_mu
+        from dpglm.privacy.pld import approximate_mu
 
-        if gdp_epsilon(gaussian_mu(active_events(plan)), delta) > EXPENSIVE_EPSILON_LIMIT:
+        if gdp_epsilon(approximate_mu(active_events(plan)), delta) > EXPENSIVE_EPSILON_LIMIT:
             names = large_epsilon_accountants(plan, names)
     for name in names:
         if name in EXPENSIVE and values and min(values.values()) > EXPENSIVE_EPSILON_LIMIT:

@@ -33,7 +33,10 @@ from dpglm.exceptions import CalibrationError
 from dpglm.privacy.accounting import (
     EXPENSIVE,
     EXPENSIVE_EPSILON_LIMIT,
+    PLDAccountant,
+    active_events,
     auto_accountants,
+    gdp_epsilon,
     get_accountant,
     large_epsilon_accountants,
 )
@@ -44,6 +47,7 @@ from dpglm.privacy.events import (
     SampledGaussianEvent,
     ZCDPEvent,
 )
+from dpglm.privacy.pld import COARSE_STEP, approximate_mu, composition_count, step_for
 from dpglm.privacy.roots import find_root
 from dpglm.privacy.targets import check_privacy_target, zero_delta_message
 
@@ -53,8 +57,6 @@ MAX_FACTOR = 1e12
 NARROW_STEP = math.log(1.25)
 #: the coarse grid's search stops at this relative width
 COARSE_RTOL = 1e-2
-#: the first bracket around a rough guess of the scale, on the coarse grid: a factor 1.1
-COARSE_NARROW_STEP = math.log(1.1)
 #: accountants whose evaluation takes milliseconds: their search starts from a rough guess
 SLOW = ("pld", "rdp")
 #: the largest secant step on log(scale): a factor 1.5 (less noise costs more than it
@@ -216,50 +218,47 @@ def _no_level(name, epsilon, delta, eps_hi):
 def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
     """Calibrate with one accountant; None when ``best`` is given and it cannot beat it.
 
-    The privacy loss distributions search on a coarse grid first and refine on
-    the grid fine enough for the target, starting from the coarse root: the
-    fine grid's epsilon is within a fraction of a percent of the coarse one's,
-    so only a narrow bracket is left to close at its price.
+    The closed forms bracket and narrow (:func:`_search`). The slow accountants
+    take checked secant steps (:func:`_secant`) from ``best``'s scale when a
+    cheaper accountant gave one (and give up at once if they cost more there),
+    else from the plan's Gaussian approximation; the privacy loss distributions
+    first on a grid twice as coarse as the target's.
     """
-    start = None if best is None else math.log(best.scale)
-    if name == "pld" and plan.scalable:
-        return _calibrate_pld(plan, epsilon, delta, rtol, start)
     acc = get_accountant(name)
-    if name in SLOW and plan.scalable:
-        if start is not None and acc.epsilon(plan.scaled(best.scale), delta) > epsilon:
+    if name not in SLOW or not plan.scalable:
+        return _search(plan, epsilon, delta, acc, rtol, None if best is None else best.scale)
+    known = None
+    if best is not None:
+        known = acc.epsilon(plan.scaled(best.scale), delta)
+        if known > epsilon:
             return None  # a cheaper accountant needs less noise already
-        guess = start if start is not None else _rough_log_scale(plan, epsilon, delta)
-        if guess is not None:
-            return _secant(plan, epsilon, delta, acc, rtol, guess)
-    return _search(plan, epsilon, delta, acc, rtol, start)
-
-
-def _calibrate_pld(plan, epsilon, delta, rtol, start):
-    """The privacy loss distributions: secant steps on a grid twice as coarse as the
-    target's, then on the accountant's own grid from there, each point checked. None
-    when a cheaper accountant's ``start`` cannot be beaten."""
-    from dpglm.privacy.accounting import PLDAccountant, active_events
-    from dpglm.privacy.pld import COARSE_STEP, composition_count, step_for
-
-    if (
-        start is not None
-        and PLDAccountant().epsilon(plan.scaled(math.exp(start)), delta) > epsilon
-    ):
-        return None
-    point = start if start is not None else _rough_log_scale(plan, epsilon, delta)
-    if point is None:
+        point = math.log(best.scale)
+    else:
+        point = _rough_log_scale(plan, epsilon, delta)
+        if point is None and name != "pld":
+            return _search(plan, epsilon, delta, acc, rtol)
+    if point is None:  # no Gaussian approximation: a loose search on the coarsest grid
         point = math.log(_search(plan, epsilon, delta, PLDAccountant(COARSE_STEP), 0.1).scale)
+    if name == "pld":
+        point, known = _coarse_pld_point(plan, epsilon, delta, point, known)
+    return _secant(plan, epsilon, delta, acc, rtol, point, known)
+
+
+def _coarse_pld_point(plan, epsilon, delta, point, known):
+    """``(point, known)`` moved by secant steps on a grid twice as coarse as the one the
+    target needs, when that is finer than the coarsest grid; else as given."""
     fine = step_for(epsilon, composition_count(active_events(plan) or []))
-    if fine < COARSE_STEP:
-        coarse = PLDAccountant(min(COARSE_STEP, 2 * fine))
-        point = math.log(_secant(plan, epsilon, delta, coarse, COARSE_RTOL, point).scale)
-    return _secant(plan, epsilon, delta, PLDAccountant(), rtol, point)
+    if fine >= COARSE_STEP:
+        return point, known
+    coarse = PLDAccountant(min(COARSE_STEP, 2 * fine))
+    return math.log(_secant(plan, epsilon, delta, coarse, COARSE_RTOL, point).scale), None
 
 
-def _secant(plan, epsilon, delta, acc, rtol, point):
+def _secant(plan, epsilon, delta, acc, rtol, point, known=None):
     """Secant steps on ``log epsilon`` against ``log scale`` from ``point``, each point
     checked: the least-noise point found whose epsilon lies in ``[epsilon (1 - rtol),
-    epsilon]``, or the least within the target after ``SECANT_STEPS`` steps."""
+    epsilon]``, or the least within the target after ``SECANT_STEPS`` steps.
+    ``known`` is the epsilon at ``point`` when already computed with ``acc``."""
 
     limit = math.log(MAX_FACTOR)
 
@@ -269,7 +268,10 @@ def _secant(plan, epsilon, delta, acc, rtol, point):
 
     # steps aim a little below the target; a point is kept within the target
     target, aim, floor = (math.log(epsilon) + math.log1p(-f) for f in (0.0, rtol / 2, rtol))
-    value, eps = log_cost(point)
+    if known is None:
+        value, eps = log_cost(point)
+    else:
+        value, eps = math.log(max(known, 1e-300)), known
     slope = -1.0  # epsilon is close to inversely proportional to the noise
     kept = (point, value, eps) if value <= target else None
     for _ in range(SECANT_STEPS):
@@ -297,13 +299,10 @@ def _secant(plan, epsilon, delta, acc, rtol, point):
 def _rough_log_scale(plan, epsilon, delta):
     """A first guess of the calibrated log-scale, from the Gaussian approximation of the
     plan's privacy loss (not a bound: the search checks every point it keeps)."""
-    from dpglm.privacy.accounting import active_events, gdp_epsilon
-    from dpglm.privacy.pld import gaussian_mu
-
     events = active_events(plan) or []
 
     def gap(log_scale):
-        mu = gaussian_mu([e.scaled(math.exp(log_scale)) for e in events])
+        mu = approximate_mu([e.scaled(math.exp(log_scale)) for e in events])
         return math.log(max(gdp_epsilon(mu, delta), 1e-300)) - math.log(epsilon)
 
     lo, hi = -30.0, 30.0
@@ -312,17 +311,13 @@ def _rough_log_scale(plan, epsilon, delta):
     return find_root(gap, lo, hi, xtol=1e-3)
 
 
-def _search(
-    plan, epsilon, delta, acc, rtol, start=None, narrow=NARROW_STEP, exact=True, give_up=True
-):
+def _search(plan, epsilon, delta, acc, rtol, start=None):
     """The least scale whose epsilon under ``acc`` is at most the target, by bracketing
     and Brent's method on ``log(scale)``.
 
-    ``start`` is the log-scale of another accountant's result (or of a guess): a
-    first bracket of width ``narrow`` below it saves steps; None is returned if it
-    costs more than the target and ``give_up`` (the accountant cannot win), else
-    the bracket moves up from it. Without ``exact`` the tolerance is ``rtol``
-    alone (a search that only brackets the next one).
+    ``start`` is the scale of a cheaper accountant's result: a first bracket
+    of width ``NARROW_STEP`` below it saves steps; None is returned if it costs
+    more than the target there (the accountant cannot win).
     """
     name = acc.name
 
@@ -342,18 +337,12 @@ def _search(
         return result(0.0, eps)
     step, limit = math.log(2.0), math.log(MAX_FACTOR)
     # bracket [lo, hi] on log(scale) with cost(lo) > epsilon >= cost(hi)
-    lo = None
     if start is not None:
-        hi = start
+        hi = math.log(start)
         eps_hi = cost(hi)
-        if eps_hi > epsilon and give_up:
+        if eps_hi > epsilon:
             return None
-        while eps_hi > epsilon:  # the guess was short: move the bracket up from it
-            lo, hi = hi, hi + narrow
-            if hi > limit:
-                raise _no_level(name, epsilon, delta, eps_hi)
-            eps_hi = cost(hi)
-        first = narrow
+        first = NARROW_STEP
     else:
         hi, eps_hi = 0.0, cost(0.0)
         while eps_hi > epsilon:
@@ -362,25 +351,20 @@ def _search(
                 raise _no_level(name, epsilon, delta, eps_hi)
             eps_hi = cost(hi)
         first = step
-    if lo is None:
-        lo = hi - first
-        while (eps_lo := cost(lo)) <= epsilon:
-            hi, eps_hi, lo = lo, eps_lo, lo - step
-            if lo < -limit:
-                return result(hi, eps_hi)
-    else:
-        eps_lo = None
+    lo = hi - first
+    while (eps_lo := cost(lo)) <= epsilon:
+        hi, eps_hi, lo = lo, eps_lo, lo - step
+        if lo < -limit:
+            return result(hi, eps_hi)
     root = find_root(
         lambda t: cost(t) - epsilon,
         lo,
         hi,
         xtol=rtol / 4,
         rtol=1e-15,
-        f_lo=None if eps_lo is None else eps_lo - epsilon,
+        f_lo=eps_lo - epsilon,
         f_hi=eps_hi - epsilon,
     )
-    if not exact:
-        return result(root, math.nan)  # the root of a bracketing search: not a certificate
     # return a point whose cost was computed and found within the target
     candidate = min(hi, root + rtol / 2)
     eps = cost(candidate)

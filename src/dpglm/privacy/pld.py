@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
+from dpglm.privacy.accounting import gaussian_mu, gdp_epsilon
+from dpglm.privacy.events import GaussianEvent, LaplaceEvent, SampledGaussianEvent
 from dpglm.privacy.loss_curves import (
     PrivacyCurve,
     gaussian_curve,
@@ -51,10 +53,6 @@ from dpglm.privacy.loss_curves import (
 
 #: candidate Chernoff exponents for the windows of compositions
 _CHERNOFF_T = np.geomspace(1e-3, 2e3, 24)
-#: the points of a distribution its moment generating function is bounded from: a
-#: block of losses moves a composition's bound by its width times the count, so the
-#: blocks are one grid step unless the distribution is longer than this
-_MGF_POINTS = 1 << 16
 #: the largest tilt: beyond it the FFT's rounding no longer matters for any delta above
 #: 1e-15, while the window that holds the tilted composition keeps growing
 MAX_TILT = 4.0
@@ -165,10 +163,6 @@ class GridPLD:
         """The loss of each entry of ``probs``."""
         return (self.offset + np.arange(self.probs.size)) * self.step
 
-    def compose(self, other: GridPLD, tail_mass: float = 0.0) -> GridPLD:
-        """The distribution of the two mechanisms run one after the other."""
-        return compose_all([(self, 1), (other, 1)], tail_mass)
-
     def self_compose(self, count: int, tail_mass: float = 0.0) -> GridPLD:
         """The distribution of ``count`` runs of this mechanism."""
         return compose_all([(self, count)], tail_mass)
@@ -276,47 +270,22 @@ def _discounted_tail(p, step):
     return out
 
 
-def _log_mgf(pld, t, upper=True):
-    """A bound on ``log E exp(t L)`` for every ``t`` (normalised to the finite mass).
-
-    The distribution is summed in blocks of adjacent losses, each block's mass
-    put at its highest loss for ``t > 0`` and its lowest for ``t < 0`` for an
-    upper bound (the other way round for a lower one): the Chernoff windows
-    stay valid, at the cost of a few hundred points per distribution rather
-    than all of them.
-    """
-    p = pld.probs
-    width = max(1, p.size // _MGF_POINTS)
-    blocks = -(-p.size // width)
-    mass = np.pad(p, (0, blocks * width - p.size)).reshape(blocks, width).sum(axis=1)
-    first = (pld.offset + np.arange(blocks) * width) * pld.step
-    t = np.asarray(t, dtype=float)
-    out = np.empty(t.size)
-    last = first + (width - 1) * pld.step
-    for sign, losses in ((t >= 0, last if upper else first), (t < 0, first if upper else last)):
-        if not sign.any():
-            continue
-        expo = np.outer(t[sign], losses)
-        top = expo.max(axis=1, keepdims=True)
-        with np.errstate(divide="ignore"):
-            out[sign] = top[:, 0] + np.log(np.exp(expo - top) @ mass)
-    return out - math.log(mass.sum())
+def _log_mgf(pld, t):
+    """``log E exp(t L)`` of the finite part of ``pld`` for every ``t`` (normalised)."""
+    expo = np.outer(np.asarray(t, dtype=float), pld.losses)
+    top = expo.max(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        return top[:, 0] + np.log(np.exp(expo - top) @ pld.probs) - math.log(pld.probs.sum())
 
 
 class _Cumulants:
-    """Bounds on ``K(u) = log E exp(u S)`` of a composition's sum ``S``, on a grid of
-    exponents ``u`` symmetric about 0 (0 included), for Chernoff bounds and the tilt."""
+    """``K(u) = log E exp(u S)`` of a composition's sum ``S``, on a grid of exponents
+    ``u`` symmetric about 0 (0 included), for Chernoff bounds and the tilt."""
 
     def __init__(self, parts):
         positive = _CHERNOFF_T
         self.exponents = np.concatenate([-positive[::-1], [0.0], positive])
-        self.upper, self.lower = 0.0, 0.0
-        for pld, count in parts:
-            exact = pld.probs.size <= _MGF_POINTS
-            upper = _log_mgf(pld, self.exponents)
-            self.upper = self.upper + count * upper
-            lower = upper if exact else _log_mgf(pld, self.exponents, False)
-            self.lower = self.lower + count * lower
+        self.values = sum(count * _log_mgf(pld, self.exponents) for pld, count in parts)
 
     def tilt(self, delta: float) -> float:
         """The exponent of the Chernoff bound ``P(S > x) <= delta`` (at most ``MAX_TILT``):
@@ -326,19 +295,18 @@ class _Cumulants:
             return 0.0
         u = self.exponents
         up = u > 0
-        best = np.argmin((self.upper[up] - math.log(delta)) / u[up])
+        best = np.argmin((self.values[up] - math.log(delta)) / u[up])
         return float(min(MAX_TILT, u[up][best]))
 
     def bounds(self, centre: float, log_tail: float) -> tuple:
         """``(low, high)`` with mass at most ``e**log_tail`` below and above under the tilt
         ``centre`` (a point of the grid): ``P'(S > x) <= exp(K(u) - K(t) - (u - t) x)``
-        for ``u > t``, the same below for ``u < t``, with ``K(u)`` bounded above and
-        ``K(t)`` below."""
+        for ``u > t``, the same below for ``u < t``."""
         u = self.exponents
         gap = u - centre
-        base = self.lower[np.argmin(np.abs(gap))]
+        base = self.values[np.argmin(np.abs(gap))]
         with np.errstate(divide="ignore", invalid="ignore"):
-            x = (self.upper - base - log_tail) / gap
+            x = (self.values - base - log_tail) / gap
         return float(np.max(x[gap < 0])), float(np.min(x[gap > 0]))
 
 
@@ -508,8 +476,6 @@ def direction_parts(events, neighbouring: str, step: float, tail_mass: float) ->
     no non-private events); the caller has checked that each is supported.
     Unbounded curves are cut where ``delta`` falls to ``tail_mass``.
     """
-    from dpglm.privacy.events import GaussianEvent, LaplaceEvent, SampledGaussianEvent
-
     directions = 2 if neighbouring == "add_remove" else 1
     sides = [[] for _ in range(directions)]
 
@@ -520,8 +486,7 @@ def direction_parts(events, neighbouring: str, step: float, tail_mass: float) ->
 
     gaussians = [e for e in events if isinstance(e, GaussianEvent)]
     if gaussians:
-        mu = math.sqrt(sum(e.count / e.noise_multiplier**2 for e in gaussians))
-        add([gaussian_curve(1.0 / mu)], 1)
+        add([gaussian_curve(1.0 / gaussian_mu(gaussians))], 1)
     for e in events:
         if isinstance(e, GaussianEvent):
             continue
@@ -540,8 +505,6 @@ def direction_parts(events, neighbouring: str, step: float, tail_mass: float) ->
 
 def unbounded(events) -> bool:
     """Whether some event's privacy loss is unbounded (no guarantee at ``delta = 0``)."""
-    from dpglm.privacy.events import GaussianEvent, SampledGaussianEvent
-
     return any(isinstance(e, GaussianEvent | SampledGaussianEvent) for e in events)
 
 
@@ -549,8 +512,6 @@ def aligned_step(events, step: float) -> float:
     """``step``, shortened so that the largest loss of the plan's Laplace releases is on
     the grid when they share one multiplier: their curve has a kink there, which the
     grid then follows exactly instead of rounding it up once per release."""
-    from dpglm.privacy.events import LaplaceEvent
-
     reaches = {1.0 / e.noise_multiplier for e in events if isinstance(e, LaplaceEvent)}
     if len(reaches) != 1:
         return step
@@ -560,13 +521,11 @@ def aligned_step(events, step: float) -> float:
 
 def composition_count(events) -> int:
     """How many releases the grid composes (Gaussian releases count once together)."""
-    from dpglm.privacy.events import GaussianEvent
-
     gaussian = any(isinstance(e, GaussianEvent) for e in events)
     return int(gaussian) + sum(e.count for e in events if not isinstance(e, GaussianEvent))
 
 
-def gaussian_mu(events) -> float:
+def approximate_mu(events) -> float:
     """``mu`` of the Gaussian approximation of the composed privacy loss of ``events``.
 
     Gaussian releases add ``count / z**2``; a Poisson-subsampled one
@@ -575,8 +534,6 @@ def gaussian_mu(events) -> float:
     picks the grid's spacing and a calibration's first guess, and everything
     kept is computed on the grid.
     """
-    from dpglm.privacy.events import GaussianEvent, SampledGaussianEvent
-
     total = 0.0
     for e in events:
         if isinstance(e, SampledGaussianEvent):
@@ -592,7 +549,7 @@ def plan_epsilon(events, neighbouring: str, delta: float, step: float | None = N
     """Epsilon at ``delta`` of a plan's active ``events``, an upper bound on the true one.
 
     ``step=None`` takes the spacing of :func:`step_for` at the epsilon of the
-    plan's Gaussian approximation (:func:`gaussian_mu`): a function of the plan
+    plan's Gaussian approximation (:func:`approximate_mu`): a function of the plan
     alone, so that a calibration and the report of its plan use one grid.
 
     Examples
@@ -602,13 +559,11 @@ def plan_epsilon(events, neighbouring: str, delta: float, step: float | None = N
     >>> round(plan_epsilon([event], "replace_one", 1e-6), 3)  # dp-accounting: 1.3745
     1.376
     """
-    from dpglm.privacy.accounting import gdp_epsilon
-
     if delta == 0 and unbounded(events):
         return math.inf
     total = composition_count(events)
     if step is None:
-        rough = gdp_epsilon(gaussian_mu(events), delta) if delta > 0 else math.inf
+        rough = gdp_epsilon(approximate_mu(events), delta) if delta > 0 else math.inf
         step = step_for(rough if math.isfinite(rough) else 1.0, total)
     try:
         return _epsilon_on_grid(events, neighbouring, delta, step, total)

@@ -132,7 +132,7 @@ from dpglm.privacy.targets import check_privacy_target
 from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
-from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
+from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS, check_bound_values
 
 __all__ = [
     "Released",
@@ -229,20 +229,7 @@ def _check_feature_bounds(feature_bounds, n_features: int) -> np.ndarray:
         raise ValueError(
             f"feature_bounds must be a number or one number per column, got {feature_bounds!r}"
         ) from None
-    if bounds.ndim == 0:
-        bounds = np.full(n_features, float(bounds))
-    if bounds.shape != (n_features,):
-        raise ValueError(
-            f"feature_bounds has shape {bounds.shape}; expected a scalar or ({n_features},), "
-            "one per column"
-        )
-    bad = np.flatnonzero(~np.isfinite(bounds) | ~(bounds > 0))
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(
-            f"feature_bounds must be finite and > 0; column {j} has {float(bounds[j])!r}"
-        )
-    return bounds
+    return check_bound_values(bounds, n_features, positive=True)
 
 
 def statistics_plan(squared_row_bound: float, target_bound: float) -> PrivacyPlan:

@@ -69,7 +69,30 @@ CLIPPED_TO_BOUNDS = (
 )
 
 
-def _check_bounds(feature_bounds, n_features, *, positive):
+def check_bound_values(feature_bounds, n_features, *, positive):
+    """``feature_bounds`` as one finite bound ``B_j`` per column (a scalar is broadcast).
+
+    Parameters
+    ----------
+    feature_bounds : float or array_like of shape (n_features,)
+    n_features : int
+    positive : bool
+        Whether a bound must be > 0 (else >= 0 is enough).
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+
+    Raises
+    ------
+    ValueError
+        The wrong shape, or a bound infinite, NaN or out of range (naming its column).
+
+    Examples
+    --------
+    >>> check_bound_values(2.0, 3, positive=True)
+    array([2., 2., 2.])
+    """
     bounds = np.asarray(feature_bounds, dtype=float)
     if bounds.ndim == 0:
         bounds = np.full(n_features, float(bounds))
@@ -147,7 +170,8 @@ class SmoothnessSpec:
                 "column (or one for all)"
             )
         if feature_bounds is not None:
-            bounds = _check_bounds(feature_bounds, problem.n_features, positive=mode == "private")
+            positive = mode == "private"
+            bounds = check_bound_values(feature_bounds, problem.n_features, positive=positive)
         plan = PrivacyPlan((), neighbouring)
         if mode == "private":
             share = Share(share, "smoothness_share")
