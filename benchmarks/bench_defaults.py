@@ -60,10 +60,8 @@ california, california_raw, communities, sms_spam, madelon.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
-import os
 import subprocess
 import sys
 import time
@@ -75,7 +73,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from result_store import load_results, results_path, save_entry, spread
+from readme_tables import dataset_arguments, show_table
+from result_store import finish, load_results, results_path, save_entry, spread, version_lines
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -230,7 +229,7 @@ class LeakError(RuntimeError):
     """A fit whose report lists a privacy leak (the warning did not reach the filter)."""
 
 
-def _error_text(exc) -> str:
+def error_text(exc) -> str:
     """``Type: message (file:line of the innermost frame)``, on one line."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip().replace("\n", " ")
     frames = traceback.extract_tb(exc.__traceback__)
@@ -239,7 +238,7 @@ def _error_text(exc) -> str:
     return text
 
 
-def _is_leak(exc) -> bool:
+def is_leak(exc) -> bool:
     from dpglm import PrivacyLeakWarning
 
     return isinstance(exc, PrivacyLeakWarning | LeakError)
@@ -303,7 +302,7 @@ def run_cell(column, task, data, epsilon, runs) -> dict:
             model, seconds = fit_once(column, task, X, y, epsilon, seed)
             scores.append(score(task, y_test, model.predict(X_test)))
         except Exception as exc:  # recorded in the cell, the run goes on
-            error, leak = f"seed {seed}: {_error_text(exc)}", _is_leak(exc)
+            error, leak = f"seed {seed}: {error_text(exc)}", is_leak(exc)
             break
         times.append(seconds)
         solvers.append(getattr(model, "solver_", None))
@@ -327,7 +326,7 @@ def warm_up(column, task, X, y) -> dict:
     try:
         model, seconds = fit_once(column, task, X, y, TARGET_EPSILON, 0)
     except Exception as exc:  # recorded, the column is skipped
-        return {"seconds": None, "solver": None, "error": _error_text(exc), "leak": _is_leak(exc)}
+        return {"seconds": None, "solver": None, "error": error_text(exc), "leak": is_leak(exc)}
     return {"seconds": seconds, "solver": getattr(model, "solver_", None), "error": None}
 
 
@@ -489,17 +488,7 @@ def table(results) -> str:
                 f"{cell.get('solver') or 'n/a'} | {_share_text(cell)} | "
                 f"{_time_text(cell).split(' (')[0]} |"
             )
-    versions = {
-        (
-            e["dpglm"]["version"],
-            (e["dpglm"]["commit"] or "?")[:10],
-            bool(e["dpglm"]["changed_under_src"]),
-        )
-        for e in results["problems"].values()
-        if "dpglm" in e
-    }
-    for version, commit, dirty in sorted(versions):
-        lines.append(f"\ndpglm {version} at {commit}{' with local changes' if dirty else ''}.")
+    lines += version_lines(results)
     return "\n".join(lines)
 
 
@@ -515,26 +504,11 @@ trivial baseline; privacy-leak warnings are errors. Regenerate with
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=Path, default=os.environ.get("DPGLM_DATASETS"))
-    parser.add_argument(
-        "--only", default=",".join(DATASETS), help="comma-separated names (default: all)"
-    )
-    parser.add_argument("--quick", action="store_true", help="epsilon 1 and one seed")
-    parser.add_argument("--table", action="store_true", help="print the tables from the JSON")
-    parser.add_argument(
-        "--readme", action="store_true", help="with --table: also write them in README.md"
-    )
+    parser = dataset_arguments(__doc__.splitlines()[0], DATASETS)
     args = parser.parse_args(argv)
     path = results_path(RESULTS, args.quick)
     if args.table:
-        text = table(load_results(path))
-        print(text)
-        if args.readme:
-            from readme_tables import replace_table
-
-            replace_table("bench_defaults", text, section=SECTION)
-        return 0
+        return show_table("bench_defaults", table(load_results(path)), SECTION, args.readme)
     if args.datasets is None:
         parser.error("give --datasets DIR (or set DPGLM_DATASETS)")
     names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -552,21 +526,7 @@ def main(argv=None) -> int:
     leaks = []
     for name in names:
         leaks += run_dataset(Path(args.datasets), name, epsilons, runs, path, protocol)
-    results = load_results(path)
-    print()
-    print(table({**results, "problems": {n: results["problems"][n] for n in names}}))
-    print(f"\nsaved in {path}")
-    if leaks:
-        print("\nPRIVACY LEAKS:\n  " + "\n  ".join(leaks), file=sys.stderr)
-        return 2
-    errors = [
-        n
-        for n in names
-        for row in results["problems"][n]["methods"].values()
-        for cell in row["epsilons"].values()
-        if cell.get("error")
-    ]
-    return 1 if errors else 0
+    return finish(path, names, table, leaks)
 
 
 if __name__ == "__main__":

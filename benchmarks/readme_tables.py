@@ -7,6 +7,8 @@ prose around the markers as it is.
 
 from __future__ import annotations
 
+import argparse
+import os
 from pathlib import Path
 
 README = Path(__file__).resolve().parent / "README.md"
@@ -36,3 +38,26 @@ def replace_table(name: str, table: str, section: str | None = None, readme: Pat
     else:
         text = text.rstrip("\n") + "\n\n" + section + f"\n\n{begin}\n{table}\n{end}\n"
     readme.write_text(text)
+
+
+def dataset_arguments(description: str, names) -> argparse.ArgumentParser:
+    """The options of a benchmark over named datasets: where, which, quick, table, readme."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--datasets", type=Path, default=os.environ.get("DPGLM_DATASETS"))
+    parser.add_argument(
+        "--only", default=",".join(names), help="comma-separated names (default: all)"
+    )
+    parser.add_argument("--quick", action="store_true", help="epsilon 1 and one seed")
+    parser.add_argument("--table", action="store_true", help="print the tables from the JSON")
+    parser.add_argument(
+        "--readme", action="store_true", help="with --table: also write them in README.md"
+    )
+    return parser
+
+
+def show_table(name: str, text: str, section: str, readme: bool) -> int:
+    """Print a benchmark's tables; with ``readme``, also write them in README.md."""
+    print(text)
+    if readme:
+        replace_table(name, text, section=section)
+    return 0

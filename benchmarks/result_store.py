@@ -55,3 +55,44 @@ def save_entry(path: Path, name, meta, method, rows, protocol=None) -> dict:
         handle.truncate()
         handle.write(json.dumps(results, indent=1))
     return results
+
+
+def finish(path: Path, names, table, leaks) -> int:
+    """Print the tables of the datasets just run; the exit status of a benchmark run.
+
+    0 when every cell ran, 1 when some cell recorded an error, 2 when some fit leaked.
+    """
+    import sys
+
+    results = load_results(path)
+    print()
+    print(table({**results, "problems": {n: results["problems"][n] for n in names}}))
+    print(f"\nsaved in {path}")
+    if leaks:
+        print("\nPRIVACY LEAKS:\n  " + "\n  ".join(leaks), file=sys.stderr)
+        return 2
+    errors = [
+        n
+        for n in names
+        for row in results["problems"][n]["methods"].values()
+        for cell in row["epsilons"].values()
+        if cell.get("error")
+    ]
+    return 1 if errors else 0
+
+
+def version_lines(results) -> list:
+    """One line per dpglm version the results were measured with (commit, local changes)."""
+    versions = {
+        (
+            e["dpglm"]["version"],
+            (e["dpglm"]["commit"] or "?")[:10],
+            bool(e["dpglm"]["changed_under_src"]),
+        )
+        for e in results["problems"].values()
+        if "dpglm" in e
+    }
+    return [
+        f"\ndpglm {version} at {commit}{' with local changes' if dirty else ''}."
+        for version, commit, dirty in sorted(versions)
+    ]

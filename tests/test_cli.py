@@ -449,7 +449,7 @@ def test_usage_errors_exit_2_naming_the_option(capsys, args, message):
         (["fit", "{crime}", "--target", "crimes", "--model", "ridge", "-o", "{tmp}/m.json"],
          "no column named 'crimes'"),
         (["fit", "{crime}", "--target", "target", "--model", "logistic", "-o", "{tmp}/m.json"],
-         "two distinct labels in the target 'target'"),
+         "a classifier takes class labels, not a regression target"),
         (["fit", "{crime}", "--model", "ridge", "--feature-bounds", "1,2", "-o", "{tmp}/m.json"],
          "--feature-bounds has 2 values"),
         (["fit", "{crime}", "--model", "ridge", "-o", "{tmp}/no/such/dir/m.json"],
@@ -867,13 +867,194 @@ def test_fit_with_public_classes_on_a_one_class_file(capsys, tmp_path):
     ("args", "message"),
     [
         (["--model", "ridge", "--classes", "a,b"], "--classes applies to --model logistic"),
-        (["--model", "svm", "--classes", "a"], "two distinct comma-separated labels"),
-        (["--model", "svm", "--classes", "1,1.0"], "the same number"),
+        (["--model", "svm", "--classes", "a"],
+         "--classes: expected at least two distinct comma-separated labels, got 'a'"),
+        (["--model", "logistic", "--classes", "a,,b"], "at least two distinct comma-separated"),
+        (["--model", "logistic", "--classes", "a,b,a"],
+         "--classes: expected distinct labels, got 'a,b,a' ('a' twice)"),
+        (["--model", "svm", "--classes", "1,1.0"], "the labels 1 and 1.0 are the same number"),
     ],
-)
+)  # fmt: skip
 def test_classes_usage_errors(capsys, args, message):
     status, out, err = call(capsys, "fit", "x.csv", *args, "-o", "m.json")
-    assert status == 2 and message in err and out == ""
+    assert status == 2 and message in err and "usage: dpglm fit" in err and out == ""
+
+
+# -- more than two classes --------------------------------------------------------------
+
+ANIMALS = ("cat", "dog", "emu")
+
+
+def _multiclass_csv(path, n=3000, *, classes=ANIMALS, shares=(0.5, 0.3, 0.2), seed=0):
+    """Well separated blobs of the first two features, one per class; the third is noise.
+
+    Class k is centred at angle 2 pi k / K on the circle of radius 0.6, with noise of
+    standard deviation 0.15; the classes are drawn with ``shares`` (the first the majority).
+    """
+    rng = np.random.default_rng(seed)
+    k = rng.choice(len(classes), size=n, p=shares)
+    angles = 2 * np.pi * k / len(classes)
+    X = np.column_stack([0.6 * np.cos(angles), 0.6 * np.sin(angles), np.zeros(n)])
+    X = np.clip(X + rng.normal(0, 0.15, (n, 3)), -1, 1).round(4)
+    labels = np.asarray(classes)[k]
+    rows = [[*row, label] for row, label in zip(X, labels, strict=True)]
+    return _write_csv(path, ["a", "b", "c", "animal"], rows)
+
+
+def _majority(labels):
+    """The most frequent label, ties to the first in sorted order (as dpglm breaks them)."""
+    values, counts = np.unique(labels, return_counts=True)
+    return values[np.argmax(counts)]
+
+
+def _predicted_labels(document, X):
+    """A saved model's predictions, recomputed with numpy: the class of the largest margin."""
+    margins = X @ np.asarray(document["coef"]).T + np.asarray(document["intercept"])
+    return np.asarray(document["classes"])[np.argmax(margins, axis=1)]
+
+
+def test_fit_with_three_text_classes_scores_against_the_majority_class(capsys, tmp_path):
+    data = _multiclass_csv(tmp_path / "animals.csv")
+    model_path = tmp_path / "m.json"
+    status, out, err = call(
+        capsys, "fit", data, "--target", "animal", "--model", "logistic", "--epsilon", "1",
+        "--feature-bounds", "1", "--seed", "0", "--test-size", "0.25", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert (
+        "2250 records (750 more held out), 3 features, target 'animal', "
+        "classes ['cat', 'dog', 'emu'] (one multinomial model)"
+    ) in out
+    assert "of 9 coefficients non-zero" in out  # 3 classes x 3 features
+    document = json.loads(model_path.read_text())
+    assert document["classes"] == list(ANIMALS) and document["multi_class"] == "multinomial"
+    assert np.shape(document["coef"]) == (3, 3) and np.shape(document["intercept"]) == (3,)
+    assert document["privacy_report"]["epsilon"] == pytest.approx(1.0, abs=1e-3)
+    # recomputed with numpy on the split the fit drew from n and --seed
+    from dpglm.cli.scoring import held_out_split
+
+    train, test = held_out_split(3000, 0.25, seed=0)
+    X, labels = _columns(data, "abc", "animal")
+    accuracy = np.mean(_predicted_labels(document, X[test]) == labels[test])
+    majority = _majority(labels[train])
+    baseline = np.mean(labels[test] == majority)
+    assert majority == "cat"  # half of the records: the baseline is the most frequent class
+    assert _printed_scores(out) == pytest.approx((accuracy, baseline), abs=5e-5)
+    assert "(always 'cat', the majority class of the training records)" in out
+    assert baseline < 0.6 and accuracy > 0.9  # clearly beats it: no warning
+    assert err == ""
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_three_classes_fit_score_predict_round_trip(capsys, tmp_path):
+    data = _multiclass_csv(tmp_path / "animals.csv")
+    model_path = tmp_path / "m.json"
+    status, out, err = call(
+        capsys, "fit", data, "--model", "logistic", "--feature-bounds", "1", "--seed", "1",
+        "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "classes ['cat', 'dog', 'emu']" in out
+    document = json.loads(model_path.read_text())
+    # new records, where 'emu' is the majority; the target column in the middle
+    new = _multiclass_csv(tmp_path / "new.csv", n=800, shares=(0.25, 0.15, 0.6), seed=7)
+    X, labels = _columns(new, "abc", "animal")
+    rows = [[x[2], label, x[0], x[1]] for x, label in zip(X, labels, strict=True)]
+    moved = _write_csv(tmp_path / "moved.csv", ["c", "animal", "a", "b"], rows)
+    status, out, err = call(capsys, "score", model_path, moved, "--target", "animal")
+    assert status == 0, err
+    predicted = _predicted_labels(document, X)
+    accuracy = np.mean(predicted == labels)
+    baseline = np.mean(labels == "emu")
+    assert _majority(labels) == "emu"
+    assert _printed_scores(out) == pytest.approx((accuracy, baseline), abs=5e-5)
+    assert f"({np.count_nonzero(predicted == labels)} of 800 right)" in out
+    assert "(always 'emu', the majority class of the scored records themselves)" in out
+    assert accuracy > 0.9 and "WARNING" not in err
+    # predict: the label, then one probability per class, each row summing to 1
+    status, out, err = call(capsys, "predict", model_path, moved)
+    assert status == 0, err
+    header, *lines = out.splitlines()
+    assert header == "prediction,probability_cat,probability_dog,probability_emu"
+    table = [line.split(",") for line in lines]
+    assert [row[0] for row in table] == predicted.tolist()
+    probabilities = np.array([[float(v) for v in row[1:]] for row in table])
+    assert probabilities.shape == (800, 3) and np.all(probabilities >= 0)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert [ANIMALS[k] for k in probabilities.argmax(axis=1)] == predicted.tolist()
+    np.testing.assert_allclose(probabilities, load_model(model_path).predict_proba(X), rtol=1e-9)
+    # the same columns written to a file
+    status, out, err = call(capsys, "predict", model_path, moved, "-o", tmp_path / "p.csv")
+    assert status == 0, err
+    assert "800 predictions written to" in out
+    assert read_csv(tmp_path / "p.csv")[0]["prediction"] == predicted[0]
+
+
+def test_svm_with_three_classes_is_one_vs_rest(capsys, tmp_path):
+    data = _multiclass_csv(tmp_path / "animals.csv")
+    model_path = tmp_path / "svm.json"
+    status, out, err = call(
+        capsys, "fit", data, "--model", "svm", "--feature-bounds", "1", "--seed", "0",
+        "--test-size", "0.25", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "classes ['cat', 'dog', 'emu'] (one-vs-rest: one binary model per class)" in out
+    document = json.loads(model_path.read_text())
+    assert document["multi_class"] == "ovr" and np.shape(document["coef"]) == (3, 3)
+    parts = document["privacy_report"]["parts"]
+    assert {"class cat", "class dog", "class emu"} <= set(parts)
+    # the fit's lines say what each class's fit spent on its own
+    text = " ".join(out.split())
+    assert "one-vs-rest: 3 binary fits (each class against the rest)" in text
+    assert f"epsilon {parts['class cat']:.3g} (training)" in text
+    accuracy, baseline = _printed_scores(out)
+    assert accuracy > 0.85 and baseline < 0.6 and err == ""
+    status, out, err = call(capsys, "predict", model_path, data)
+    assert status == 0, err
+    header, *lines = out.splitlines()
+    assert header == "prediction,decision_cat,decision_dog,decision_emu" and len(lines) == 3000
+    table = [line.split(",") for line in lines]
+    decisions = np.array([[float(v) for v in row[1:]] for row in table])
+    assert [row[0] for row in table] == [ANIMALS[k] for k in decisions.argmax(axis=1)]
+    status, out, err = call(capsys, "score", model_path, data)
+    assert status == 0, err
+    assert "3000 records, target 'animal'" in out and _printed_scores(out)[0] > 0.85
+
+
+def test_public_label_set_of_three_classes(capsys, tmp_path):
+    # the data hold two of the three public labels: still a three-class model
+    data = _multiclass_csv(tmp_path / "two.csv", n=2000, shares=(0.6, 0.4, 0.0))
+    model_path = tmp_path / "m.json"
+    status, out, err = call(
+        capsys, "fit", data, "--model", "logistic", "--classes", "emu,cat,dog",
+        "--feature-bounds", "1", "--seed", "0", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 0, err
+    assert "classes ['cat', 'dog', 'emu']" in out
+    document = json.loads(model_path.read_text())
+    assert document["classes"] == list(ANIMALS) and np.shape(document["coef"]) == (3, 3)
+    assert document["params"]["classes"] == ["emu", "cat", "dog"]
+    status, out, _ = call(capsys, "report", model_path)
+    assert "label set ['cat', 'dog', 'emu'] given as classes (public" in out
+    status, out, err = call(capsys, "predict", model_path, data)
+    assert status == 0, err
+    assert out.splitlines()[0] == "prediction,probability_cat,probability_dog,probability_emu"
+    # a label outside the public set is refused, naming its row and the set
+    status, _, err = call(
+        capsys, "fit", data, "--model", "svm", "--classes", "cat,emu,fox",
+        "--feature-bounds", "1", "-o", model_path, "-q",
+    )  # fmt: skip
+    assert status == 1 and "none of the classes ['cat', 'emu', 'fox']" in err
+
+
+def test_compare_says_it_takes_two_classes(capsys, tmp_path):
+    data = _multiclass_csv(tmp_path / "animals.csv", n=300)
+    status, out, err = call(
+        capsys, "compare", data, "--model", "logistic", "--no-plot", "-o", tmp_path / "c", "-q"
+    )
+    assert status == 1 and out == ""
+    assert "dpglm compare takes two classes; the target 'animal' of animals.csv has 3" in err
+    assert not (tmp_path / "c.csv").exists()
 
 
 def test_feature_bounds_are_documented_as_public_not_checked_against_the_data():

@@ -249,10 +249,15 @@ def test_empty_arrays(X, match):
 
 
 def test_classification_needs_two_classes():
-    with pytest.raises(TargetError, match=r"exactly two distinct labels.*found 3: \[0, 1, 2\]"):
-        load(np.ones((3, 1)), [0, 1, 2], task="classification")
-    with pytest.raises(TargetError, match=r"found 1: \[7\]"):
+    with pytest.raises(TargetError, match=r"at least two distinct labels.*found 1: \[7\]"):
         load(np.ones((3, 1)), [7, 7, 7], task="classification")
+
+
+def test_more_than_two_classes_are_coded_by_position():
+    data = load(np.ones((4, 1)), ["c", "a", "b", "c"], task="classification")
+    assert data.y.tolist() == [2.0, 0.0, 1.0, 2.0]
+    assert data.labels.classes.tolist() == ["a", "b", "c"]
+    assert type(data.labels).__name__ == "ClassLabels"
 
 
 def test_regression_target_must_be_numeric():

@@ -197,9 +197,16 @@ def test_regression_target_must_be_numeric(tmp_path):
 
 
 def test_classification_needs_two_labels(tmp_path):
-    text = csv_text(["a", "y"], [[1, "a"], [2, "b"], [3, "c"]])
-    with pytest.raises(TargetError, match=r"found 3: \['a', 'b', 'c'\]"):
+    text = csv_text(["a", "y"], [[1, "a"], [2, "a"], [3, "a"]])
+    with pytest.raises(TargetError, match=r"at least two distinct labels.*found 1: \['a'\]"):
         load(write(tmp_path / "d.csv", text), task="classification")
+
+
+def test_string_labels_of_three_classes(tmp_path):
+    text = csv_text(["a", "y"], [[1, "b"], [2, "c"], [3, "a"]])
+    data = load(write(tmp_path / "d.csv", text), task="classification")
+    assert data.y.tolist() == [1.0, 2.0, 0.0]
+    assert data.labels.classes.tolist() == ["a", "b", "c"]
 
 
 def test_unknown_target_column_lists_the_columns(tmp_path):

@@ -161,9 +161,11 @@ def test_regression_target_must_be_numeric():
 
 
 def test_classification_needs_two_labels():
-    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": ["u", "v", "w"]})
-    with pytest.raises(TargetError, match=r"found 3: \['u', 'v', 'w'\]"):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": ["u", "u", "u"]})
+    with pytest.raises(TargetError, match=r"found 1: \['u'\]"):
         load(df, target="y", task="classification")
+    three = load(df.assign(y=["w", "u", "v"]), target="y", task="classification")
+    assert three.y.tolist() == [2.0, 0.0, 1.0]
 
 
 def test_length_mismatch():

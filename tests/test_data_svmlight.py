@@ -184,9 +184,10 @@ def test_non_finite_label_names_the_line(tmp_path):
 
 
 def test_classification_needs_two_labels(tmp_path):
-    raw = b"1 1:1\n2 2:1\n3 1:1\n"
-    with pytest.raises(TargetError, match=r"found 3: \[1, 2, 3\]"):
-        load(write(tmp_path / "d.svm", raw), task="classification")
+    with pytest.raises(TargetError, match=r"found 1: \[2\]"):
+        load(write(tmp_path / "d.svm", b"2 1:1\n2 2:1\n"), task="classification")
+    three = load(write(tmp_path / "e.svm", b"1 1:1\n2 2:1\n3 1:1\n"), task="classification")
+    assert three.y.tolist() == [0.0, 1.0, 2.0]
 
 
 def test_empty_files(tmp_path):

@@ -6,7 +6,7 @@ drawn, per-sample clipping, accounting, the report) while the checks on
 training scores (``check_regressors_train``, ``check_classifiers_train``) are
 not at the mercy of the noise. Every solver (DP-CD, DP-GCD, DP-SGD) is
 checked on regressors and classifiers, with ``solver="auto"`` once and the
-non-private reference path (``epsilon=inf``).
+non-private reference path (``epsilon=inf``); DP-AGD and DP-SCD on classifiers.
 
 Without ``feature_bounds`` the coordinate solvers take the smoothness
 constants from the data and warn :class:`~dpglm.exceptions.PrivacyLeakWarning`
@@ -28,10 +28,10 @@ Checks that are not run, and why:
 - the ``check_sample_weight*`` checks: ``fit`` takes no ``sample_weight``
   (weights would change every record's sensitivity; not supported), so
   scikit-learn does not yield them;
-- multiclass checks: the classifiers are binary only; their tag
-  ``classifier_tags.multi_class = False`` makes scikit-learn run them on two
-  classes and adds ``check_classifier_not_supporting_multiclass`` (a 3-class
-  ``y`` raises ``ValueError("Only binary classification is supported ...")``).
+
+The classifiers take more than two classes (multinomial with DP-SGD and DP-AGD,
+one-vs-rest with DP-CD, DP-GCD, DP-SCD and every linear SVC), so scikit-learn's
+multi-class checks run on every classifier here, each way.
 """
 
 import math
@@ -69,7 +69,9 @@ ESTIMATORS = [
     DPLogisticRegression(penalty="l1", solver="dp-gcd", epsilon=EPSILON, random_state=0),
     DPLinearSVC(solver="dp-cd", epsilon=EPSILON, random_state=0),  # squared hinge
     DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=20, epsilon=EPSILON, random_state=0),
-    DPLogisticRegression(epsilon=EPSILON, random_state=0),  # solver="auto"
+    DPLogisticRegression(epsilon=EPSILON, random_state=0),  # solver="auto": multinomial
+    DPLogisticRegression(solver="dp-agd", epsilon=EPSILON, random_state=0),
+    DPLinearSVC(solver="dp-scd", epsilon=EPSILON, random_state=0),  # with its intercept
     DPRidge(epsilon=math.inf),  # the non-private reference solver
     DPLogisticRegression(epsilon=math.inf),
 ]

@@ -225,8 +225,9 @@ def test_dual_steps_of_an_overflowing_target_are_scaled_to_the_bound(sparse, iee
     v = np.array([-HUGE])  # z = x . v / (lambda N) = -1e308 for row 0
     clip = 0.5
     args = (
-        y, np.ones(2), np.array([1]), np.array([0]), np.zeros(0), np.zeros(0), alpha, v,
-        np.zeros(1), 0.0, clip, 1.0, 1.0, 0, 0.0, False, False, np.random.default_rng(0), False,
+        y, np.ones(2), np.zeros(0), np.array([1]), np.array([0]), np.zeros(0), np.zeros(0),
+        alpha, v, np.zeros(1), 0.0, clip, 1.0, 1.0, 0, 0.0, False, False,
+        np.random.default_rng(0), False,
     )  # fmt: skip
     if sparse:
         A = sp.csr_array(X)

@@ -64,7 +64,7 @@ def _settings(cls, solver):
     return None
 
 
-#: every estimator with every solver it accepts (DP-SCD without an intercept)
+#: every estimator with every solver it accepts (with an intercept when it fits one)
 PAIRS = [
     (cls, settings)
     for cls in ESTIMATORS
@@ -197,7 +197,7 @@ def test_every_solver_trains_on_the_features_clipped_to_their_bounds(solver):
     extreme = X.copy()
     extreme[5] = [1e6, -3.0, 0.5]
     clipped = np.clip(extreme, -1.0, 1.0)
-    settings = {"solver": solver, "fit_intercept": solver != "dp-scd", "passes": 1.0}
+    settings = {"solver": solver, "fit_intercept": True, "passes": 1.0}
     settings |= {"random_state": 0, "budget": None}
 
     def fit(X, **params):

@@ -30,6 +30,7 @@ KEYS = {
     "budget",
     "coef",
     "intercept",
+    "multi_class",
     "scaling",
     "n_features_in",
     "feature_names_in",
@@ -116,7 +117,8 @@ def test_document_holds_the_documented_keys(tmp_path):
     document = json.loads(text)
     assert set(document) == KEYS
     assert document["format"] == MODEL_FORMAT == "dpglm-model"
-    assert document["version"] == MODEL_FORMAT_VERSION == 2
+    assert document["version"] == MODEL_FORMAT_VERSION == 3
+    assert document["multi_class"] == "binary"
     assert document["scaling"] == model.scaling_.to_dict()
     assert document["scaling"]["low"] == [-1.0] * 3 and document["scaling"]["centred"]
     assert document["estimator"] == "DPLogisticRegression"
@@ -310,11 +312,11 @@ def test_wrong_format(tmp_path, document):
     _load_error(_write(tmp_path / "m.json", document), "not a dpglm model file")
 
 
-@pytest.mark.parametrize("version", [1, 3, 0, "2", None, True])
+@pytest.mark.parametrize("version", [1, 4, 0, "2", None, True])
 def test_wrong_version(saved, version):
     path, document = saved
     document["version"] = version
-    _load_error(_write(path, document), f"version {version!r}; this dpglm reads version 2")
+    _load_error(_write(path, document), f"version {version!r}; this dpglm reads versions 2, 3")
 
 
 @pytest.mark.parametrize("name", ["DPPoisson", "LogisticRegression", None])
@@ -333,7 +335,8 @@ def test_unknown_estimator(saved, name):
         (lambda d: d.update(n_features_in=2.5), "n_features_in"),
         (lambda d: d["params"].update(no_such_param=1), "no_such_param"),
         (lambda d: d.update(params=[1, 2]), "params"),
-        (lambda d: d.update(classes=["a", "b", "c"]), "two classes"),
+        (lambda d: d.update(classes=["a", "b", "c"]), r"expected \(3, 3\).*3 classes"),
+        (lambda d: d.update(multi_class="ovr"), "multi_class is 'ovr'; 2 classes take one of"),
         (lambda d: d.update(feature_names_in=["a"]), "feature_names_in"),
         (lambda d: d.update(intercept="zero"), "could not convert|zero"),
         (lambda d: d["privacy_report"].pop("epsilon"), "missing field 'epsilon'"),
@@ -380,3 +383,11 @@ def test_load_model_round_trips_through_the_top_level_name(tmp_path):
     X, y = _data(model)
     _fit(model, X, y).save(tmp_path / "model.json")
     _assert_same_model(dpglm.load_model(tmp_path / "model.json"), model, X)
+
+
+def test_a_version_2_file_reads_as_a_binary_model(saved):
+    path, document = saved
+    del document["multi_class"]
+    document["version"] = 2
+    model = dpglm.load_model(_write(path, document))
+    assert model.multi_class_ == "binary" and np.ndim(model.intercept_) == 0

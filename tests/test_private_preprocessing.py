@@ -72,7 +72,7 @@ def _cases():
         shape = ProblemShape(3000, 4, model._datafit(), model._penalty(), fit_intercept=True)
         for name in ("auto", *estimator_solvers()):
             if name != "auto" and get_solver(name).accepts(shape) is not None:
-                continue  # e.g. DP-SCD fits no intercept, DP-AGD no L1 part
+                continue  # e.g. DP-SCD and DP-AGD fit no L1 part
             yield pytest.param(
                 clone(model).set_params(solver=name), regression, id=f"{model!r}-{name}"
             )

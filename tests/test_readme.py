@@ -55,6 +55,8 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
     # an estimator in five lines; unseeded, so only what holds whatever the noise is printed
     five_lines = output("model.fit(phishing.X, phishing.y)")
     assert five_lines == [claimed("print(model.solver_, round(model.score(phishing")]
+    # more than two classes: what holds whatever the noise
+    assert output("digits = load_digits()") == [claimed("print(digit_model.multi_class_")]
     # the privacy report: the README quotes the guarantee's first line
     report = output("report = model.privacy_report_")
     assert report[0] == claimed("print(report.guarantee") == "True 1.0 8.18e-09"

@@ -142,9 +142,32 @@ def test_default_fit_epsilon_recomputed_by_dp_accounting(cls, solver):
     task = "classification" if cls in (DPLogisticRegression, DPLinearSVC) else "regression"
     X, y = data(task)
     params = {"epsilon": EPSILON, "solver": solver, "feature_bounds": 1.0}
-    if solver == "dp-scd":
-        params["fit_intercept"] = False  # DP-SCD refuses an intercept (for now)
-    model = cls(**params).fit(X, y)
+    check_recomputed(cls(**params).fit(X, y))
+
+
+#: more than two classes: multinomial (DP-SGD by default, DP-AGD) and one-vs-rest
+MULTICLASS = [
+    (DPLogisticRegression, "auto"),
+    (DPLogisticRegression, "dp-agd"),
+    (DPLogisticRegression, "dp-cd"),
+    (DPLogisticRegression, "dp-gcd"),
+    (DPLinearSVC, "auto"),
+    (DPLinearSVC, "dp-agd"),
+    (DPLinearSVC, "dp-scd"),
+]
+
+
+@pytest.mark.parametrize(("cls", "solver"), MULTICLASS, ids=lambda v: getattr(v, "__name__", v))
+def test_multiclass_fit_epsilon_recomputed_by_dp_accounting(cls, solver):
+    """Three classes, with the private ranges: every class's releases, recomputed."""
+    X, _ = data("classification")
+    y = np.argmax(X[:, :3], axis=1)
+    model = cls(epsilon=EPSILON, solver=solver).fit(X, y)
+    assert model.multi_class_ in ("multinomial", "ovr")
+    check_recomputed(model)
+
+
+def check_recomputed(model):
     report = model.privacy_report_
     assert report.guarantee and report.neighbouring == "replace_one"
     for m in report.mechanisms:

@@ -77,6 +77,36 @@ def l2_clip_coefficients(s, norms, c):
     return coef
 
 
+def l2_clip_residuals(residuals, norms, c):
+    """Each row of ``residuals`` scaled so that its outer product with ``x_i`` has norm <= ``c``.
+
+    A multinomial record's gradient is ``r_i (x_i, 1)^T`` (``r_i`` the residual
+    ``softmax(z_i) - e_y``), of Frobenius norm ``||r_i|| ||(x_i, 1)||``: row
+    ``i`` is scaled by ``min(1, c / (||r_i|| norms[i]))``, for every record at
+    once, so replacing a record moves the sum of the clipped gradients by at
+    most ``2 c`` whatever the number of classes. A row that is not finite (a
+    margin that overflowed) contributes nothing, as does a row over the bound
+    whose record norm overflowed.
+
+    Examples
+    --------
+    >>> r = np.array([[0.6, -0.8], [0.1, 0.0], [np.nan, 0.0]])
+    >>> l2_clip_residuals(r, np.array([2.0, 1.0, 1.0]), 1.0)
+    array([[ 0.3, -0.4],
+           [ 0.1,  0. ],
+           [ 0. ,  0. ]])
+    """
+    residuals = np.asarray(residuals, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        grad_norms = np.sqrt(np.einsum("ij,ij->i", residuals, residuals)) * norms
+        factor = np.where(grad_norms > c, c / grad_norms, 1.0)
+        # NaN norms fail both tests: those rows, and infinite ones, contribute nothing
+        factor = np.where(np.isfinite(grad_norms), factor, 0.0)
+        out = residuals * factor[:, None]
+    out[~np.isfinite(out).all(axis=1)] = 0.0
+    return out
+
+
 def _scaled_squares(rows, extra):
     """``(top, t)`` per row, with ``||(x, sqrt(extra))|| = top * sqrt(t)`` and ``top`` the
     largest entry: the squares of ``x / top`` neither overflow nor underflow."""

@@ -41,6 +41,7 @@ LOGISTIC = 1
 HINGE = 2
 SQUARED_HINGE = 3
 HUBER = 4
+MULTINOMIAL = 5
 
 
 def _into_interval(v, lower, upper):
@@ -68,12 +69,15 @@ class Datafit:
     curvature : float
         Upper bound on the second derivative ``l''(z)``; ``inf`` when the loss
         is not smooth.
+    n_outputs : int
+        Margins per record: 1, or the number of classes of :class:`Multinomial`.
     """
 
     name = "datafit"
     code = -1
     binary_labels = False
     curvature = np.inf
+    n_outputs = 1
 
     @property
     def param(self) -> float:
@@ -367,6 +371,89 @@ class Huber(Datafit):
         return f"Huber(delta={self.delta!r})"
 
 
+class Multinomial(Datafit):
+    """Softmax cross-entropy of ``K`` classes: ``l(z, y) = logsumexp(z) - z_y``.
+
+    The one datafit with a vector margin: a record's margins ``z`` are the
+    ``K`` scores ``W x + b`` and its target the class code ``y`` in
+    ``{0, ..., K-1}``. ``derivative`` is the residual ``softmax(z) - e_y``,
+    so a record's gradient in the ``K x (p + 1)`` coefficients is the outer
+    product of the residual with ``(x, 1)``, of Frobenius norm
+    ``||softmax(z) - e_y|| ||(x, 1)||`` (at most ``sqrt(2) ||(x, 1)||``):
+    clipping it over all ``K`` rows at once costs one sensitivity, whatever
+    ``K``. The Hessian in ``z`` is ``diag(s) - s s^T``, of spectral norm at
+    most 1/2, the ``curvature``. No dual is implemented.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``K >= 2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fit = Multinomial(3)
+    >>> z, y = np.array([[0.0, 0.0, 0.0]]), np.array([2.0])
+    >>> np.round(fit.loss(z, y), 4), np.round(fit.derivative(z, y), 4)
+    (array([1.0986]), array([[ 0.3333,  0.3333, -0.6667]]))
+    """
+
+    name = "multinomial"
+    code = MULTINOMIAL
+    curvature = 0.5
+
+    def __init__(self, n_classes: int):
+        if isinstance(n_classes, bool) or not isinstance(n_classes, int | np.integer):
+            raise TypeError(f"n_classes must be an int, got {n_classes!r}")
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be at least 2, got {n_classes!r}")
+        self.n_outputs = int(n_classes)
+
+    @property
+    def param(self) -> float:
+        return float(self.n_outputs)
+
+    @property
+    def has_dual(self) -> bool:
+        return False
+
+    def _scores(self, z):
+        z = np.asarray(z, dtype=float)
+        if z.ndim != 2 or z.shape[1] != self.n_outputs:
+            raise ValueError(
+                f"multinomial margins must have shape (n_samples, {self.n_outputs}), got {z.shape}"
+            )
+        return z
+
+    def _picked(self, z, y):
+        codes = np.asarray(y).astype(np.intp)
+        return np.take_along_axis(z, codes[:, None], axis=1)[:, 0], codes
+
+    def loss(self, z, y):
+        z = self._scores(z)
+        picked, _ = self._picked(z, y)
+        top = z.max(axis=1)
+        return top + np.log(np.exp(z - top[:, None]).sum(axis=1)) - picked
+
+    def probabilities(self, z):
+        """``softmax(z)`` of every record, computed without overflow."""
+        z = self._scores(z)
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def derivative(self, z, y):
+        residual = self.probabilities(z)
+        codes = np.asarray(y).astype(np.intp)
+        residual[np.arange(codes.shape[0]), codes] -= 1.0
+        return residual
+
+    def second_derivative(self, z, y):
+        raise NotImplementedError("the multinomial loss has a K x K Hessian per record")
+
+    def __repr__(self) -> str:
+        return f"Multinomial(n_classes={self.n_outputs})"
+
+
 _BY_NAME = {
     "squared": Squared,
     "logistic": Logistic,
@@ -383,7 +470,8 @@ def get_datafit(datafit) -> Datafit:
     ----------
     datafit : Datafit or str
         ``"squared"``, ``"logistic"``, ``"hinge"``, ``"squared_hinge"``,
-        ``"huber"``, or an instance.
+        ``"huber"``, or an instance (:class:`Multinomial` has no name alone: it
+        needs its number of classes).
 
     Examples
     --------

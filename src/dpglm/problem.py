@@ -9,6 +9,14 @@ followed, when ``fit_intercept`` is true, by the intercept ``b``, an extra
 coordinate whose feature is the constant 1 and which is never penalised.
 Coordinate methods thus treat the intercept like any other coordinate.
 
+With the :class:`~dpglm.datafits.Multinomial` datafit of ``K`` classes a
+record has ``K`` margins ``W x + b`` and its target is a class code in
+``{0, ..., K-1}``; ``theta`` is then the ``K x p`` coefficients row by row
+followed, when ``fit_intercept``, by the ``K`` intercepts (``split`` gives
+``W`` and ``b``). The penalty applies to each row of ``W``. The gradient
+methods (DP-SGD, DP-GD, DP-AGD and the reference solver) take such a problem;
+the coordinate methods, which need one margin per record, refuse it.
+
 Everything a ``Problem`` computes reads the raw data and is **not private**:
 solvers decide what may be released and charge it to a privacy budget. The one
 quantity the privacy rules single out, the coordinate-wise smoothness
@@ -68,6 +76,53 @@ def _per_coordinate(name, value, length, unit):
     return array.copy()
 
 
+def _check_class_codes(y, n_classes: int) -> None:
+    """Refuse targets of a multinomial problem that are not class codes ``0, ..., K-1``."""
+    bad = np.flatnonzero((y != np.round(y)) | (y < 0) | (y >= n_classes))
+    if bad.size:
+        i = int(bad[0])
+        raise TargetError(
+            f"the multinomial loss of {n_classes} classes needs class codes 0, ..., "
+            f"{n_classes - 1}, but row {i} has y={float(y[i])!r}; encode labels with "
+            "dpglm.data.ClassLabels"
+        )
+
+
+def _check_binary(y, loss: str) -> None:
+    """Refuse targets of a binary classification loss that are not -1 / +1."""
+    bad = np.flatnonzero((y != 1.0) & (y != -1.0))
+    if bad.size:
+        i = int(bad[0])
+        raise TargetError(
+            f"the {loss} loss needs labels -1/+1, but row {i} has y={float(y[i])!r}; encode "
+            "labels with dpglm.data.load(..., task='classification')"
+        )
+
+
+def coordinate_penalties(
+    penalty, n_features: int, n_outputs: int = 1, fit_intercept=False
+) -> tuple:
+    """``(l1, l2, lo, hi)`` of every coordinate of ``theta``, the intercepts' free.
+
+    The separable ``penalty``'s kernel description for each of the
+    ``n_outputs`` rows of coefficients, then ``0, 0, -inf, inf`` for each
+    intercept: the layout of :class:`Problem` (``theta`` is the rows of ``W``
+    then the intercepts).
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L2
+    >>> l1, l2, lo, hi = coordinate_penalties(L2(0.5), 2, n_outputs=2, fit_intercept=True)
+    >>> l2, hi
+    (array([0.5, 0.5, 0.5, 0.5, 0. , 0. ]), array([inf, inf, inf, inf, inf, inf]))
+    """
+    weights = np.tile(np.stack(penalty.prox_params(n_features)), n_outputs)
+    if not fit_intercept:
+        return tuple(np.ascontiguousarray(row) for row in weights)
+    free = np.array([[0.0], [0.0], [-math.inf], [math.inf]]) * np.ones((4, n_outputs))
+    return tuple(np.ascontiguousarray(row) for row in np.hstack([weights, free]))
+
+
 class Problem:
     """Data, datafit, penalty and optional intercept of one regularised ERM problem.
 
@@ -97,7 +152,9 @@ class Problem:
     y : ndarray
         The validated targets.
     n_samples, n_features, n_coords : int
-        ``n_coords`` is ``n_features + fit_intercept``.
+        ``n_coords`` is ``n_features + fit_intercept``, times ``n_outputs``.
+    n_outputs : int
+        Margins per record: 1, or the classes of a multinomial datafit.
 
     Examples
     --------
@@ -116,16 +173,12 @@ class Problem:
         self.penalty: Penalty = get_penalty(penalty) if penalty is not None else NoPenalty()
         self.fit_intercept = bool(fit_intercept)
         self.n_samples, self.n_features = data.X.shape
-        self.n_coords = self.n_features + int(self.fit_intercept)
+        self.n_outputs = self.datafit.n_outputs
+        self.n_coords = self.n_outputs * (self.n_features + int(self.fit_intercept))
+        if self.n_outputs > 1:
+            _check_class_codes(self.y, self.n_outputs)
         if self.datafit.binary_labels:
-            bad = np.flatnonzero((self.y != 1.0) & (self.y != -1.0))
-            if bad.size:
-                i = int(bad[0])
-                raise TargetError(
-                    f"the {self.datafit.name} loss needs labels -1/+1, but row {i} has "
-                    f"y={float(self.y[i])!r}; encode labels with dpglm.data.load(..., "
-                    "task='classification')"
-                )
+            _check_binary(self.y, self.datafit.name)
 
     # -- layouts ------------------------------------------------------------------------
 
@@ -226,10 +279,38 @@ class Problem:
         problem._within_bounds = {key}
         return problem
 
+    def with_targets(self, y):
+        """The same problem with targets ``y``: the features and their layouts are shared.
+
+        What one-vs-rest fits, one binary problem per class on the same
+        records, validated once.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> prob = Problem(np.eye(2), np.array([1.0, -1.0]), "logistic")
+        >>> prob.with_targets([-1.0, -1.0]).y, prob.y
+        (array([-1., -1.]), array([ 1., -1.]))
+        """
+        y = np.asarray(y, dtype=float)
+        if y.shape != (self.n_samples,):
+            raise ShapeMismatchError(f"y has shape {y.shape}; expected ({self.n_samples},)")
+        problem = copy.copy(self)
+        # the layouts dictionary is shared: a layout one fit makes serves the others
+        problem.y = y
+        if self.n_outputs > 1:
+            _check_class_codes(y, self.n_outputs)
+        elif self.datafit.binary_labels:
+            _check_binary(y, self.datafit.name)
+        return problem
+
     # -- parameters ---------------------------------------------------------------------
 
     def split(self, theta):
         """Return ``(coef, intercept)`` from a parameter vector.
+
+        For a multinomial datafit, ``coef`` is the ``(K, p)`` matrix ``W`` and
+        ``intercept`` the ``(K,)`` vector ``b`` (zeros without an intercept).
 
         Examples
         --------
@@ -239,23 +320,42 @@ class Problem:
         (array([1., 2.]), 3.0)
         """
         theta = self._check_theta(theta)
+        if self.n_outputs > 1:
+            k, weights = self.n_outputs, self.n_outputs * self.n_features
+            coef = theta[:weights].reshape(k, self.n_features)
+            intercept = theta[weights:].copy() if self.fit_intercept else np.zeros(k)
+            return coef, intercept
         intercept = float(theta[-1]) if self.fit_intercept else 0.0
         return theta[: self.n_features], intercept
 
     def _check_theta(self, theta):
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.n_coords,):
+            outputs = f"{self.n_outputs} x (" if self.n_outputs > 1 else ""
             raise ShapeMismatchError(
-                f"theta has shape {theta.shape}; expected ({self.n_coords},) = n_features "
-                f"{self.n_features}" + (" + 1 intercept" if self.fit_intercept else "")
+                f"theta has shape {theta.shape}; expected ({self.n_coords},) = {outputs}"
+                f"n_features {self.n_features}"
+                + (" + 1 intercept" if self.fit_intercept else "")
+                + (")" if outputs else "")
             )
         return theta
+
+    def _single_output(self, what: str):
+        """Refuse a method that needs one margin per record on a multinomial problem."""
+        if self.n_outputs > 1:
+            raise ValueError(
+                f"{what} needs one margin per record; this problem's {self.datafit.name} "
+                f"datafit has {self.n_outputs} (fit it with a gradient method: DP-SGD, DP-GD "
+                "or DP-AGD)"
+            )
 
     # -- values and gradients -----------------------------------------------------------
 
     def margins(self, theta):
-        """Margins ``z_i = x_i . w + b`` of every sample."""
+        """Margins ``z_i = x_i . w + b`` of every sample (``(n, K)``: ``X W^T + b``)."""
         coef, intercept = self.split(theta)
+        if self.n_outputs > 1:
+            return np.asarray(self.features @ coef.T) + intercept
         return np.asarray(self.features @ coef).ravel() + intercept
 
     def datafit_value(self, theta) -> float:
@@ -264,7 +364,10 @@ class Problem:
 
     def penalty_value(self, theta) -> float:
         """Penalty ``psi(w)`` of the coefficients (the intercept is not penalised)."""
-        return self.penalty.value(self.split(theta)[0])
+        coef = self.split(theta)[0]
+        if self.n_outputs > 1:
+            return float(sum(self.penalty.value(row) for row in coef))
+        return self.penalty.value(coef)
 
     def objective(self, theta) -> float:
         """Objective ``F(theta)``: empirical risk plus penalty."""
@@ -288,6 +391,11 @@ class Problem:
             if derivatives is None
             else self._check_derivatives(derivatives)
         )
+        if self.n_outputs > 1:
+            grad = np.asarray(self.features.T @ s).T.ravel() / self.n_samples
+            if self.fit_intercept:
+                grad = np.concatenate([grad, s.mean(axis=0)])
+            return grad
         grad = np.asarray(self.features.T @ s).ravel() / self.n_samples
         if self.fit_intercept:
             grad = np.append(grad, np.mean(s))
@@ -295,6 +403,7 @@ class Problem:
 
     def coordinate_gradient(self, theta, j: int) -> float:
         """Partial derivative of the empirical risk along coordinate ``j``."""
+        self._single_output("coordinate_gradient")
         self._check_coordinate(j)
         s = self.derivatives(theta)
         if j == self.n_features:
@@ -323,6 +432,7 @@ class Problem:
         >>> prob.clipped_gradient(np.array([1.0]), 2.0)
         array([1.5])
         """
+        self._single_output("clipped_gradient")
         if derivatives is None:
             # an extreme record's margin may overflow: its terms are clipped below
             with np.errstate(over="ignore", invalid="ignore"):
@@ -345,9 +455,10 @@ class Problem:
     def _check_derivatives(self, s):
         # the kernels do no bounds checks: a wrong length must never reach them
         s = np.ascontiguousarray(s, dtype=float)
-        if s.shape != (self.n_samples,):
+        shape = (self.n_samples,) if self.n_outputs == 1 else (self.n_samples, self.n_outputs)
+        if s.shape != shape:
             raise ShapeMismatchError(
-                f"derivatives has shape {s.shape}; expected ({self.n_samples},), one per sample"
+                f"derivatives has shape {s.shape}; expected {shape}, one per sample"
             )
         return s
 
@@ -395,6 +506,7 @@ class Problem:
         >>> prob.coordinate_smoothness(feature_bounds=[1.0, 2.0])
         array([1., 4.])
         """
+        self._single_output("coordinate_smoothness")
         if not self.datafit.smooth:
             raise ValueError(
                 f"the {self.datafit.name} loss is not smooth, so it has no coordinate-wise "
@@ -453,7 +565,9 @@ class Problem:
         step = _per_coordinate("step", step, self.n_coords, "coordinate")
         out = theta.copy()
         p = self.n_features
-        out[:p] = self.penalty.prox(theta[:p], step[:p])
+        for k in range(self.n_outputs):  # the penalty applies to each class's coefficients
+            rows = slice(k * p, (k + 1) * p)
+            out[rows] = self.penalty.prox(theta[rows], step[rows])
         return out
 
     def optimality_violation(self, theta) -> float:
@@ -465,11 +579,29 @@ class Problem:
         """
         theta = self._check_theta(theta)
         grad = self.gradient(theta)
-        p = self.n_features
-        dist = self.penalty.subdiff_distance(theta[:p], grad[:p])
-        if self.fit_intercept:
-            dist = np.append(dist, abs(grad[-1]))
+        weights = self.n_outputs * self.n_features
+        dist = np.concatenate(
+            [
+                self.penalty.subdiff_distance(theta[rows], grad[rows])
+                for rows in self.penalty_rows()
+            ]
+            + [np.abs(grad[weights:])]
+        )
         return float(np.max(dist, initial=0.0))
+
+    def penalty_rows(self) -> list:
+        """The slices of ``theta`` the penalty applies to: one per class, each of length ``p``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpglm.datafits import Multinomial
+        >>> prob = Problem(np.eye(2), np.array([0.0, 2.0]), Multinomial(3), fit_intercept=True)
+        >>> prob.penalty_rows(), prob.n_coords
+        ([slice(0, 2, None), slice(2, 4, None), slice(4, 6, None)], 9)
+        """
+        p = self.n_features
+        return [slice(k * p, (k + 1) * p) for k in range(self.n_outputs)]
 
     # -- data access: what the solvers ask of their data (see dpglm.access) -----------------
 
@@ -546,6 +678,7 @@ class Problem:
         >>> tracker.gradient(1)
         array([0.25, 0.  ])
         """
+        self._single_output("clipped_gradient_tracker")
         return ClippedGradientTracker(self, clip)
 
     def gradient_sums(self, clip_grad, clip_obj=math.inf):
@@ -579,6 +712,7 @@ class Problem:
         >>> out
         array([-0.33333333, -0.33333333])
         """
+        self._single_output("margin_blocks")
         return MarginBlocks(self, order, bounds, clip)
 
     def batch_steps(self, theta, clip, sigma, step, inv_b, penalty_arrays):

@@ -16,6 +16,13 @@ In the parallel (DP-SCD) mode every ``zeta_j`` is computed against the same
 ``v`` before the next one is computed. Rows are read scaled by ``scale[i]``
 (``1 / ||x_i||``, so the solver never copies the data to normalise it).
 
+An intercept is a constant feature appended to every row (liblinear's way):
+given ``bias`` (one entry per record), row ``i`` is read as
+``(scale[i] x_i, bias[i])`` and ``v`` has one more entry, the constant's, last.
+With ``bias[i] = s / ||(x_i, s)||`` and ``scale[i] = 1 / ||(x_i, s)||`` that is
+the row ``(x_i, s)`` normalised, without a copy of ``X`` with the column. An
+empty ``bias`` means no constant feature.
+
 The coordinate update is the datafit's ``dual_step`` (:mod:`dpglm.datafits`):
 ``d`` minimising ``l*(-(alpha + d)) + z d + s d^2 / 2`` with the margin
 ``z = x . v / (lambda N)`` and ``s = c ||x||^2 / (lambda N)`` (``c = L`` for the
@@ -95,6 +102,29 @@ def _add_step_noise(v, sigma, drawn, first, generator, inline):
 
 
 @kernel
+def _subproblem(si, margin, square, bias, i, v, curvature, lambda_n):
+    """``(z, s)`` of record ``i``: its margin and the curvature of its subproblem.
+
+    ``margin`` and ``square`` are ``x_i . v`` and ``||x_i||^2`` over the features;
+    the constant feature ``bias[i]``, if any, adds its weight (``v``'s last entry).
+    """
+    if bias.shape[0] == 0:
+        # without the constant, the expressions of the fit without intercept, bit for bit
+        return si * margin / lambda_n, curvature * (si * si * square) / lambda_n
+    b = bias[i]
+    z = (si * margin + b * v[v.shape[0] - 1]) / lambda_n
+    s = curvature * (si * si * square + b * b) / lambda_n
+    return z, s
+
+
+@kernel
+def _add_constant(bias, i, v, step):
+    # the constant feature's part of the update of v: step * bias[i] on its weight
+    if bias.shape[0] != 0:
+        v[v.shape[0] - 1] += step * bias[i]
+
+
+@kernel
 def _row_square(X, i):
     total = 0.0
     for c in range(X.shape[1]):
@@ -107,6 +137,7 @@ def scd_steps_dense(
     X,
     y,
     scale,
+    bias,
     counts,
     rows,
     noise_alpha,
@@ -131,15 +162,19 @@ def scd_steps_dense(
     ----------
     X : ndarray of shape (n, p), C order
     y, scale : ndarray of shape (n,)
-        Targets and row scales (``1 / ||x_i||``, 0 for a zero row).
+        Targets and row scales (``1 / ||x_i||``, 0 for a zero row; with a
+        constant feature ``1 / ||(x_i, s)||``).
+    bias : ndarray of shape (n,) or (0,)
+        The constant feature of each row as read (``s / ||(x_i, s)||``, its
+        weight ``v[-1]``); empty: no constant feature.
     counts : ndarray of int64
         Batch size of each step; ``rows`` holds the batches one after the other.
     noise_alpha : ndarray of shape (counts.sum(),) or (counts.size * n,)
         Standard normal noise for ``alpha`` on each batch entry, or on every
         entry at every step with ``noise_all`` (read unless ``inline``).
-    noise_v : ndarray of shape (counts.size * p,)
+    noise_v : ndarray of shape (counts.size * v.size,)
         Standard normal noise for ``v``, step after step (read unless ``inline``).
-    alpha, v : ndarray
+    alpha, v : ndarray of shape (n,) and (p,), or (p + 1,) with a constant feature
         The state, updated in place.
     zeta : ndarray of shape (>= max(counts),)
         Work space.
@@ -171,12 +206,23 @@ def scd_steps_dense(
     >>> X, y = np.ones((1, 1)), np.ones(1)
     >>> alpha, v = np.zeros(1), np.zeros(1)
     >>> scd_steps_dense(
-    ...     X, y, np.ones(1), np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(1),
-    ...     np.zeros(1), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
-    ...     False, np.random.default_rng(0), False,
+    ...     X, y, np.ones(1), np.zeros(0), np.ones(1, np.int64), np.zeros(1, np.int64),
+    ...     np.zeros(1), np.zeros(1), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0,
+    ...     False, False, np.random.default_rng(0), False,
     ... )  # fmt: skip
     >>> alpha, v
     (array([0.5]), array([0.5]))
+
+    The row ``3`` with the constant ``s = 4`` is read as ``(3, 4) / 5``:
+
+    >>> alpha, v = np.zeros(1), np.zeros(2)
+    >>> scd_steps_dense(
+    ...     3 * X, y, np.array([0.2]), np.array([0.8]), np.ones(1, np.int64),
+    ...     np.zeros(1, np.int64), np.zeros(1), np.zeros(2), alpha, v, np.zeros(1), 0.0,
+    ...     np.inf, 1.0, 1.0, 0, 0.0, False, False, np.random.default_rng(0), False,
+    ... )  # fmt: skip
+    >>> alpha, v.round(12)
+    (array([0.5]), array([0.3, 0.4]))
     """
     n, p = X.shape
     offset = 0
@@ -188,13 +234,13 @@ def scd_steps_dense(
             for c in range(p):
                 margin += X[i, c] * v[c]
             si = scale[i]
-            z = si * margin / lambda_n
-            s = curvature * (si * si * _row_square(X, i)) / lambda_n
+            z, s = _subproblem(si, margin, _row_square(X, i), bias, i, v, curvature, lambda_n)
             zeta[b] = _scaled_step(code, dual_box, alpha[i], y[i], z, s, clip)
             if sequential:
                 step = zeta[b] * si
                 for c in range(p):
                     v[c] += step * X[i, c]
+                _add_constant(bias, i, v, zeta[b])
         for b in range(k):
             i = rows[offset + b]
             alpha[i] += zeta[b]
@@ -204,10 +250,12 @@ def scd_steps_dense(
                 step = zeta[b] * scale[i]
                 for c in range(p):
                     v[c] += step * X[i, c]
+                _add_constant(bias, i, v, zeta[b])
         if sigma > 0.0:
             if noise_all:
                 _add_step_noise(alpha, sigma, noise_alpha, t * n, generator, inline)
-            _add_step_noise(v, sigma, noise_v, t * p, generator, inline)
+            # every entry of v, the constant's weight included
+            _add_step_noise(v, sigma, noise_v, t * v.shape[0], generator, inline)
         offset += k
 
 
@@ -218,6 +266,7 @@ def scd_steps_csr(
     indptr,
     y,
     scale,
+    bias,
     counts,
     rows,
     noise_alpha,
@@ -244,7 +293,7 @@ def scd_steps_csr(
     >>> alpha, v = np.zeros(1), np.zeros(2)
     >>> scd_steps_csr(
     ...     np.ones(1), np.array([1], np.int32), np.array([0, 1], np.int32), np.ones(1),
-    ...     np.ones(1), np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(1),
+    ...     np.ones(1), np.zeros(0), np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros(1),
     ...     np.zeros(2), alpha, v, np.zeros(1), 0.0, np.inf, 1.0, 1.0, 0, 0.0, False,
     ...     False, np.random.default_rng(0), False,
     ... )  # fmt: skip
@@ -264,13 +313,13 @@ def scd_steps_csr(
                 margin += data[q] * v[np.intp(indices[q])]
                 square += data[q] * data[q]
             si = scale[i]
-            z = si * margin / lambda_n
-            s = curvature * (si * si * square) / lambda_n
+            z, s = _subproblem(si, margin, square, bias, i, v, curvature, lambda_n)
             zeta[b] = _scaled_step(code, dual_box, alpha[i], y[i], z, s, clip)
             if sequential:
                 step = zeta[b] * si
                 for q in range(start, stop):
                     v[np.intp(indices[q])] += step * data[q]
+                _add_constant(bias, i, v, zeta[b])
         for b in range(k):
             i = rows[offset + b]
             alpha[i] += zeta[b]
@@ -280,6 +329,7 @@ def scd_steps_csr(
                 step = zeta[b] * scale[i]
                 for q in range(np.intp(indptr[i]), np.intp(indptr[i + 1])):
                     v[np.intp(indices[q])] += step * data[q]
+                _add_constant(bias, i, v, zeta[b])
         if sigma > 0.0:
             if noise_all:
                 _add_step_noise(alpha, sigma, noise_alpha, t * n, generator, inline)

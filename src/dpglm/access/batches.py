@@ -1,10 +1,12 @@
 """DP-SGD's steps on the rows of sampled batches (row-major data, many steps per kernel call).
 
 A DP-SGD step gathers the rows of its batch, clips each per-sample gradient
-``s_i (x_i, 1)`` to L2 norm ``C`` and takes a proximal step with the sum plus
-the step's noise (:mod:`dpglm._kernels.stochastic`). :class:`BatchSteps` runs
-those steps on the records in this process, as many per call as the caller
-drew batches and noise for; a problem hands one out with
+``s_i (x_i, 1)`` (a multinomial record's ``r_i (x_i, 1)^T``, all classes at
+once: :mod:`dpglm._kernels.multinomial`) to L2 norm ``C`` and takes a
+proximal step with the sum plus the step's noise
+(:mod:`dpglm._kernels.stochastic`). :class:`BatchSteps` runs those steps on
+the records in this process, as many per call as the caller drew batches and
+noise for; a problem hands one out with
 :meth:`Problem.batch_steps <dpglm.problem.Problem.batch_steps>`.
 
 Examples
@@ -77,10 +79,22 @@ class BatchSteps:
         self.settings = (clip, step, inv_b, *penalty_arrays)
         self.sigma = sigma
         self.datafit = (problem.datafit.code, problem.datafit.param, problem.fit_intercept)
+        # a multinomial record has one score per class (scratch of the kernels)
+        self.scores = np.empty(problem.n_outputs) if problem.n_outputs > 1 else None
+        self.n_features = problem.n_features
 
     def run(self, counts, rows, noise):
         """Step ``t`` takes the next ``counts[t]`` entries of ``rows`` and ``noise[t]``."""
         head = (self.y, self.row_norms, counts, rows, noise, self.theta, self.grad, self.sigma)
+        if self.scores is not None:
+            head = (*head[:-1], self.scores, self.sigma)
+            fit_intercept = self.datafit[2]
+            if self.sparse:
+                tail = (self.n_features, fit_intercept)
+                _kernels.multinomial_steps_csr(*self.data, *head, *self.settings, *tail)
+            else:
+                _kernels.multinomial_steps_dense(*self.data, *head, *self.settings, fit_intercept)
+            return
         if self.sparse:
             _kernels.sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
         else:

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from dpglm import _kernels
-from dpglm.clipping import l2_clip_coefficients, record_norms
+from dpglm.clipping import l2_clip_coefficients, l2_clip_residuals, record_norms
 
 __all__ = ["GradientSums", "candidate_losses", "clipped_gradient_sum", "row_norms"]
 
@@ -81,6 +81,8 @@ def clipped_gradient_sum(problem, theta, clip: float, norms=None):
     with np.errstate(over="ignore", invalid="ignore"):
         z = problem.margins(theta)
         s = problem.datafit.derivative(z, problem.y)
+    if problem.n_outputs > 1:
+        return _clipped_residual_sum(problem, s, clip, norms), z
     if math.isfinite(clip):
         norms = row_norms(problem) if norms is None else norms
         # |l'(z_i)| times the row norm is the per-sample gradient's norm
@@ -89,6 +91,17 @@ def clipped_gradient_sum(problem, theta, clip: float, norms=None):
     if problem.fit_intercept:
         total = np.append(total, s.sum())
     return total, z
+
+
+def _clipped_residual_sum(problem, residuals, clip, norms):
+    """``sum_i clip_C(r_i (x_i, 1)^T)`` of a multinomial problem, in ``theta``'s layout."""
+    if math.isfinite(clip):
+        norms = row_norms(problem) if norms is None else norms
+        residuals = l2_clip_residuals(residuals, norms, clip)
+    total = np.asarray(problem.X.T @ residuals).T.ravel()
+    if problem.fit_intercept:
+        total = np.concatenate([total, residuals.sum(axis=0)])
+    return total
 
 
 def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarray:
@@ -115,11 +128,22 @@ def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarra
     """
     with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed losses
         u = problem.margins(direction)
+    if problem.n_outputs > 1:
+        return _clipped_multinomial_losses(problem, z, u, steps, clip_obj)
     out = np.empty(steps.shape[0])
     _kernels.clipped_candidate_losses(
         problem.datafit.code, problem.datafit.param, z, u, problem.y, steps, clip_obj, out
     )
     return out
+
+
+def _clipped_multinomial_losses(problem, z, u, steps, clip_obj):
+    """``sum_i min(l(z_i - a u_i), C_obj)`` for each candidate ``a`` (vector margins)."""
+    out = np.empty(steps.shape[0])
+    z, u = np.ascontiguousarray(z, dtype=float), np.ascontiguousarray(u, dtype=float)
+    y = np.ascontiguousarray(problem.y, dtype=float)
+    steps = np.ascontiguousarray(steps, dtype=float)
+    return _kernels.multinomial_candidate_losses(z, u, y, steps, clip_obj, out)
 
 
 class GradientSums:

@@ -145,38 +145,54 @@ def solver_list(text):
 
 
 def class_labels(text):
-    """The two public class labels, comma-separated, typed as a file's labels are read.
+    """The public class labels, two or more, comma-separated, typed as a file's labels are read.
 
-    The labels are integers if both are, else floats if both are numbers,
-    else text: the rule by which the readers type a classification target,
-    so that ``0,1`` matches a column of integers and ``no,yes`` one of text.
+    The labels are integers if all are, else floats if all are numbers, else
+    text: the rule by which the readers type a classification target, so that
+    ``0,1`` matches a column of integers and ``no,yes`` one of text.
 
     Examples
     --------
     >>> class_labels("no,yes"), class_labels("1, 0"), class_labels("0.5,1")
     (['no', 'yes'], [1, 0], [0.5, 1.0])
-    >>> class_labels("a,b,c")
+    >>> class_labels("cat, dog, bird")
+    ['cat', 'dog', 'bird']
+    >>> class_labels("a")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: expected two distinct comma-separated labels (binary classification), got 'a,b,c'
-    """  # noqa: E501
+    argparse.ArgumentTypeError: expected at least two distinct comma-separated labels, got 'a'
+    >>> class_labels("a,b,a")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected distinct labels, got 'a,b,a' ('a' twice)
+    """
     import numpy as np
 
     from dpglm.data.columns import parse_text_labels
     from dpglm.data.locations import plain_row
 
     parts = [part.strip() for part in text.split(",")]
-    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+    if len(parts) < 2 or not all(parts):
         raise argparse.ArgumentTypeError(
-            f"expected two distinct comma-separated labels (binary classification), got {text!r}"
+            f"expected at least two distinct comma-separated labels, got {text!r}"
         )
+    for i, part in enumerate(parts):
+        if part in parts[:i]:
+            raise argparse.ArgumentTypeError(
+                f"expected distinct labels, got {text!r} ({part!r} twice)"
+            )
     try:
         labels = parse_text_labels(np.array(parts), column="--classes", describe_row=plain_row)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if labels[0] == labels[1]:
-        raise argparse.ArgumentTypeError(f"the two labels are the same number, got {text!r}")
-    return labels.tolist()
+    values = labels.tolist()
+    for i, value in enumerate(values):
+        first = values.index(value)
+        if first < i:
+            raise argparse.ArgumentTypeError(
+                f"the labels {parts[first]} and {parts[i]} are the same number, got {text!r}"
+            )
+    return values
 
 
 def feature_bounds_value(text):

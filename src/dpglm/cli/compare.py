@@ -34,6 +34,7 @@ def cmd_compare(args):
 
     task = model_task(args.model)
     data = load(args.data, target=args.target, task=task)
+    _check_two_classes(data)
     settings = _solver_settings(args, data.n_features)
     model = make_estimator(args, feature_bounds=settings.feature_bounds)
     train, test = split_rows(data.n_samples, args.test_size, args.seed)
@@ -89,6 +90,20 @@ def cmd_compare(args):
         file=sys.stderr,
     )
     return EXIT_NO_GUARANTEE
+
+
+def _check_two_classes(data):
+    """Refuse a target of more than two classes: the experiments measure binary problems."""
+    from dpglm.data.locations import preview
+    from dpglm.exceptions import TargetError
+
+    if data.task == "classification" and data.labels.n_classes > 2:
+        target = f"target {data.target_name!r}" if data.target_name else "target"
+        raise TargetError(
+            f"dpglm compare takes two classes; the {target} of {data.source} has "
+            f"{data.labels.n_classes}: {preview(data.classes)} (`dpglm fit --test-size` "
+            "fits and scores a model of them)"
+        )
 
 
 def _plot_curves(trials, reference, task, title, path):

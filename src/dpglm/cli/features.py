@@ -70,15 +70,18 @@ def read_scored(path, *, names=None, n_features, target=None, task, classes=None
     target : str, optional
         The target column of a CSV / Parquet file.
     task : {"regression", "classification"}
-    classes : array-like of two labels, optional
-        Classification: the model's classes; every label of the file must be
-        one of them.
+    classes : array-like of labels, optional
+        Classification: the model's classes (two or more, sorted); every
+        label of the file must be one of them, and it may lack some.
 
     Returns
     -------
     X : ndarray or sparse matrix of shape (n_samples, n_features)
     y : ndarray of float64
-        The target, or its -1 / +1 codes (``classes[0]`` is -1).
+        The target, or its class codes as
+        :class:`~dpglm.data.labels.ClassLabels` encodes them: -1 / +1 for two
+        classes (``classes[0]`` is -1), the position ``0, ..., K-1`` of each
+        label in ``classes`` for more.
     target_name : str or None
         The target column (None for LIBSVM files).
 
@@ -99,6 +102,10 @@ def read_scored(path, *, names=None, n_features, target=None, task, classes=None
     ... )
     >>> X.tolist(), y.tolist(), name
     ([[2.0, 1.0], [4.0, 3.0]], [1.0, -1.0], 'y')
+    >>> read_scored(
+    ...     path, names=["a", "b"], n_features=2, task="classification", classes=["no", "x", "yes"]
+    ... )[1].tolist()
+    [2.0, 0.0]
     """
     from dpglm.data import load
     from dpglm.data.files import guess_format
@@ -150,7 +157,7 @@ def _target_index(header, target, names, shown):
 
 
 def _csv_target(cells, name, task, classes, describe_row):
-    """The target of a CSV file: numbers (regression) or -1 / +1 codes of ``classes``."""
+    """The target of a CSV file: numbers (regression) or the class codes of ``classes``."""
     from dpglm.data.columns import TARGET, parse_text_column, parse_text_labels
     from dpglm.data.locations import target_column
     from dpglm.data.target import make_target

@@ -43,6 +43,13 @@ from dpglm.cli.text import format_duration, wrap_note
 EXIT_NO_GUARANTEE = 3
 
 
+#: how the first line of ``fit`` names a fit of more than two classes
+_MULTI_CLASS = {
+    "multinomial": " (one multinomial model)",
+    "ovr": " (one-vs-rest: one binary model per class)",
+}
+
+
 def cmd_fit(args):
     """``dpglm fit``: fit one model, save it, print the guarantee (and a held-out score)."""
     from dpglm.data import load
@@ -109,7 +116,7 @@ def _held_out_comparison(model, data, y_train, test):
     predicted = model.predict(X_test)
     if data.task == "classification":
         return compare_classifier(
-            y_test, data.labels.encode(predicted), majority_code(y_train), data.classes
+            y_test, data.labels.encode(predicted), majority_code(y_train), data.labels
         )
     return compare_regressor(y_test, predicted, float(np.mean(y_train)))
 
@@ -124,6 +131,10 @@ def _warn_below_baseline(comparison, *, private):
 def _print_fit(model, data, *, seconds, bounds, held_out=0):
     """What was fitted, on what, how, and the first lines of its privacy report."""
     nonzero = int(np.count_nonzero(model.coef_))
+    classes = ""
+    if data.task == "classification":
+        classes = f", classes {model.classes_.tolist()}"
+        classes += _MULTI_CLASS.get(getattr(model, "multi_class_", None), "")
     records = (
         f"{data.n_samples - held_out} records ({held_out} more held out)"
         if held_out
@@ -133,11 +144,11 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         f"{describe_model(model)} on {data.source}: {records}, "
         f"{data.n_features} features"
         + (f", target {data.target_name!r}" if data.target_name else "")
-        + (f", classes {model.classes_.tolist()}" if data.task == "classification" else "")
+        + classes
     )
     print(
         f"solver {model.solver_}, {model.n_iter_} updates, {format_duration(seconds)}; "
-        f"{nonzero} of {data.n_features} coefficients non-zero"
+        f"{nonzero} of {np.size(model.coef_)} coefficients non-zero"
     )
     report = model.privacy_report_
     head = str(report).splitlines()
@@ -152,6 +163,55 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
 
         share = preprocessing_share(data.n_samples - held_out, data.n_features, model.epsilon)
         print("  " + wrap_note(preprocessing_line(report, preprocessing, share), indent="  "))
+    if data.task == "classification":
+        line = one_vs_rest_line(report, model.classes_)
+        if line is not None:
+            print("  " + wrap_note(line, indent="  "))
+
+
+def one_vs_rest_line(report, classes):
+    """The parts of a one-vs-rest fit's report, one per class, or None (no such parts).
+
+    Each class's fit (and its own releases, e.g. a smoothness estimate) is a
+    part of the report, whose epsilon is that part's on its own; the
+    accountant composes them into the fit's epsilon.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.report import PrivacyReport
+    >>> parts = {"preprocessing": 0.2, "class a": 0.45, "class b": 0.45, "class c": 0.45}
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts=parts)
+    >>> print(one_vs_rest_line(report, ["a", "b", "c"]))
+    one-vs-rest: 3 binary fits (each class against the rest), composed into the epsilon above; each class's fit, on its own: epsilon 0.45 (training)
+    >>> parts = {"class 0": 0.4, "class 0 (smoothness estimation)": 0.1, "class 1": 0.5}
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts=parts)
+    >>> print(one_vs_rest_line(report, [0, 1, 2]))
+    one-vs-rest: 3 binary fits (each class against the rest), composed into the epsilon above; each class's fit, on its own: class 0: epsilon 0.4 (training), 0.1 (smoothness estimation); class 1: epsilon 0.5 (training); class 2: none
+    >>> one_vs_rest_line(PrivacyReport(1.0, 1e-9, "replace_one", "pld"), [0, 1]) is None
+    True
+    """  # noqa: E501
+    names = [f"class {label}" for label in np.asarray(classes).tolist()]
+    spent = {name: [] for name in names}
+    for part, epsilon in report.parts.items():
+        # the longest class name the part is named after (labels may share a prefix)
+        owners = [name for name in names if part == name or part.startswith(name + " (")]
+        if owners:
+            owner = max(owners, key=len)
+            what = part[len(owner) :].strip()[1:-1] or "training"
+            spent[owner].append(f"{epsilon:.3g} ({what})")
+    if not any(spent.values()):
+        return None
+    shown = {
+        name: ("epsilon " + ", ".join(parts)) if parts else "none" for name, parts in spent.items()
+    }
+    head = (
+        f"one-vs-rest: {len(names)} binary fits (each class against the rest), composed into "
+        "the epsilon above; "
+    )
+    head += "each class's fit, on its own: "
+    if len(set(shown.values())) == 1:
+        return head + shown[names[0]]
+    return head + "; ".join(f"{name}: {text}" for name, text in shown.items())
 
 
 def preprocessing_line(report, epsilon, share):
@@ -208,7 +268,7 @@ def cmd_score(args):
     from sklearn.base import is_classifier
 
     from dpglm.cli.features import read_scored
-    from dpglm.data.labels import BinaryLabels
+    from dpglm.data.labels import ClassLabels
     from dpglm.estimators import load_model
 
     model = load_model(args.model)
@@ -227,10 +287,8 @@ def cmd_score(args):
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         predicted = model.predict(X)
     if classifier:
-        labels = BinaryLabels(model.classes_)
-        comparison = compare_classifier(
-            y, labels.encode(predicted), majority_code(y), model.classes_
-        )
+        labels = ClassLabels.of(model.classes_)
+        comparison = compare_classifier(y, labels.encode(predicted), majority_code(y), labels)
     else:
         comparison = compare_regressor(y, predicted, float(np.mean(y)))
     print(
@@ -246,15 +304,30 @@ def cmd_score(args):
 
 
 def _prediction_columns(model, X):
-    """The output columns: prediction, then probability_<class> or decision."""
+    """The output columns: prediction, then probability_<class> or decision.
+
+    Two classes: the probability of the second class (logistic), or the one
+    decision value (svm; positive for the second class). More: one column of
+    each per class, ``probability_<class>`` (each row sums to 1) or
+    ``decision_<class>``.
+    """
     with warnings.catch_warnings():
         # the columns were matched to the model's feature names by read_features
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         columns = {"prediction": model.predict(X)}
+        classes = getattr(model, "classes_", None)
         if hasattr(model, "predict_proba"):
-            columns[f"probability_{model.classes_[1]}"] = model.predict_proba(X)[:, 1]
+            probabilities = model.predict_proba(X)
+            shown = range(1, 2) if len(classes) == 2 else range(len(classes))
+            for k in shown:
+                columns[f"probability_{classes[k]}"] = probabilities[:, k]
         elif hasattr(model, "decision_function"):
-            columns["decision"] = model.decision_function(X)
+            decision = model.decision_function(X)
+            if decision.ndim == 1:
+                columns["decision"] = decision
+            else:
+                for k, label in enumerate(classes):
+                    columns[f"decision_{label}"] = decision[:, k]
     return columns
 
 

@@ -139,8 +139,8 @@ def describe_model(estimator) -> str:
     >>> from dpglm.estimators import DPElasticNet, DPLogisticRegression, DPRidge
     >>> describe_model(DPRidge(alpha=0.1))
     'DPRidge(alpha=0.1)'
-    >>> describe_model(DPLogisticRegression(penalty="elasticnet", l1_ratio=0.3))
-    "DPLogisticRegression(penalty='elasticnet', alpha=0.001, l1_ratio=0.3)"
+    >>> describe_model(DPLogisticRegression(penalty="elasticnet", alpha=0.01, l1_ratio=0.3))
+    "DPLogisticRegression(penalty='elasticnet', alpha=0.01, l1_ratio=0.3)"
     >>> describe_model(DPElasticNet(alpha=0.1, l1_ratio=0.2))
     'DPElasticNet(alpha=0.1, l1_ratio=0.2)'
     """

@@ -169,8 +169,10 @@ def _add_fit(commands):
         formatter_class=_Formatter,
         help="fit a private model on a data file and save it as JSON",
         description="Fit a private model on DATA (CSV, CSV.gz, LIBSVM or Parquet) and write "
-        "it as JSON. Classification models (logistic, svm) need a target with two labels, "
-        "or one of the two given with --classes.",
+        "it as JSON. Classification models (logistic, svm) need a target with at least two "
+        "labels, or only labels of the set given with --classes. More than two classes: "
+        "logistic fits one multinomial model with dp-sgd, and one binary model per class "
+        "against the rest with dp-cd or dp-gcd; svm fits one per class.",
     )
     fit.add_argument("data", metavar="DATA", help="the training data")
     fit.add_argument(
@@ -210,8 +212,9 @@ def _add_predict(commands):
         description="Predict with a saved model. CSV / Parquet: the columns named as the "
         "model's features are used, whatever else DATA holds (e.g. the target); a model "
         "without feature names uses every column but --target. LIBSVM: features by index. "
-        "Output columns: prediction, then probability_<class> (logistic) or decision "
-        "(svm).",
+        "Output columns: prediction, then probability_<class> (logistic: of the second class "
+        "for two classes, of each class for more) or decision (svm; decision_<class> of each "
+        "class for more than two).",
     )
     predict.add_argument("model", metavar="MODEL.json")
     predict.add_argument("data", metavar="DATA")
@@ -254,7 +257,8 @@ def _add_compare(commands):
         help="privacy-utility curves of several solvers over a grid of epsilons",
         description="Fit each solver at each epsilon on a training split of DATA and measure "
         "the test score and the relative suboptimality of the training objective. Writes "
-        "PREFIX.png and PREFIX.csv (one row per fit).",
+        "PREFIX.png and PREFIX.csv (one row per fit). Classification: two classes (for more, "
+        "`dpglm fit --test-size` scores one fit).",
     )
     compare.add_argument("data", metavar="DATA")
     compare.add_argument(
@@ -367,10 +371,10 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         model.add_argument(
             "--classes",
             type=class_labels,
-            metavar="A,B",
-            help="the two class labels of logistic and svm, public (fixed without the data): "
-            "the target may lack one; default: read from the data, which releases them "
-            "without privacy",
+            metavar="A,B,...",
+            help="the class labels of logistic and svm, two or more, public (fixed without the "
+            "data): the target may lack some; default: read from the data, which releases "
+            "them without privacy",
         )
     privacy = parser.add_argument_group("privacy")
     if epsilon:

@@ -65,28 +65,37 @@ class Comparison:
 
 
 def compare_classifier(y, predicted, baseline_code, classes) -> Comparison:
-    """Accuracy of -1 / +1 predictions and of always predicting ``baseline_code``.
+    """Accuracy of encoded predictions and of always predicting ``baseline_code``.
 
     Parameters
     ----------
-    y, predicted : array-like of -1 / +1 codes
-        The true labels and the model's predictions, encoded.
-    baseline_code : {-1, 1}
+    y, predicted : array-like of class codes
+        The true labels and the model's predictions, encoded as
+        :class:`~dpglm.data.labels.ClassLabels` encodes them: -1 / +1 for two
+        classes, ``0, ..., K-1`` for more.
+    baseline_code : float
         The baseline's prediction, e.g. :func:`majority_code` of some labels.
-    classes : array-like of two labels
-        The labels of -1 and +1, to name the baseline's prediction.
+    classes : ClassLabels or array-like of labels
+        The label mapping, or the sorted labels (two, or ``K``), to name the
+        baseline's prediction.
 
     Examples
     --------
     >>> c = compare_classifier([1, 1, -1, 1], [1, -1, -1, 1], 1, ["no", "yes"])
     >>> c.model, c.baseline, c.baseline_value, c.beats_baseline
     (0.75, 0.75, 'yes', False)
+    >>> c = compare_classifier([0, 2, 2, 1], [0, 2, 2, 2], 2, ["a", "b", "c"])
+    >>> c.model, c.baseline, c.baseline_value, c.beats_baseline
+    (0.75, 0.5, 'c', True)
     """
+    from dpglm.data.labels import ClassLabels
+
+    labels = classes if isinstance(classes, ClassLabels) else ClassLabels.of(classes)
     y = np.asarray(y, dtype=float)
     wrong = int(np.count_nonzero(np.asarray(predicted, dtype=float) != y))
     baseline_wrong = int(np.count_nonzero(y != baseline_code))
     n = len(y)
-    label = np.asarray(classes)[int(baseline_code > 0)]
+    label = labels.decode([baseline_code])[0]
     return Comparison(
         "classification",
         n,
@@ -124,15 +133,21 @@ def compare_regressor(y, predicted, baseline_value) -> Comparison:
 
 
 def majority_code(y) -> float:
-    """The more frequent of the -1 / +1 codes ``y`` (a tie: -1, the first class).
+    """The most frequent class code of ``y`` (a tie: the smallest code, the first class).
+
+    Codes as :class:`~dpglm.data.labels.ClassLabels` encodes labels: -1 / +1
+    for two classes, ``0, ..., K-1`` for more; either way the smallest code
+    is the first of the sorted classes.
 
     Examples
     --------
     >>> majority_code([1, -1, 1]), majority_code([1, -1])
     (1.0, -1.0)
+    >>> majority_code([2, 0, 1, 2, 1]), majority_code([2, 1, 0])
+    (1.0, 0.0)
     """
-    y = np.asarray(y, dtype=float)
-    return 1.0 if np.count_nonzero(y > 0) > np.count_nonzero(y < 0) else -1.0
+    codes, counts = np.unique(np.asarray(y, dtype=float), return_counts=True)
+    return float(codes[np.argmax(counts)])
 
 
 def held_out_split(n: int, test_size: float, seed=None):

@@ -18,7 +18,7 @@ Examples
 from dpglm.data.bundled import BUNDLED_DATASETS, load_bundled
 from dpglm.data.dataset import Dataset
 from dpglm.data.files import SUPPORTED_EXTENSIONS
-from dpglm.data.labels import BinaryLabels
+from dpglm.data.labels import BinaryLabels, ClassLabels
 from dpglm.data.layout import LAYOUTS, as_layout
 from dpglm.data.loader import load
 from dpglm.data.synthetic import SYNTHETIC_DATASETS, make_synthetic
@@ -29,6 +29,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "SYNTHETIC_DATASETS",
     "BinaryLabels",
+    "ClassLabels",
     "Dataset",
     "as_layout",
     "load",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.data.labels import BinaryLabels
+from dpglm.data.labels import BinaryLabels, ClassLabels
 from dpglm.data.layout import as_layout, nearest_layout, sparse_matrix
 from dpglm.data.target import TASKS, check_task
 from dpglm.exceptions import ShapeMismatchError
@@ -30,9 +30,10 @@ class Dataset:
         (Fortran order or CSC; see :func:`dpglm.data.layout.nearest_layout`);
         values are not validated here, which :func:`dpglm.data.load` does.
     y : ndarray of float64, shape (n_samples,)
-        The target (regression) or its -1 / +1 codes (classification).
+        The target (regression) or its codes (classification: -1 / +1 for
+        two classes, ``0, ..., K-1`` for more).
     task : {"regression", "classification"}
-    labels : BinaryLabels or None
+    labels : ClassLabels or None
         The label mapping; required for classification, None for regression.
     feature_names : list of str, optional
         Defaults to ``["x0", "x1", ...]``.
@@ -68,7 +69,7 @@ class Dataset:
     X: Any
     y: np.ndarray
     task: str = "regression"
-    labels: BinaryLabels | None = None
+    labels: ClassLabels | None = None
     feature_names: list[str] | None = None
     target_name: str | None = None
     source: str = "numpy array"
@@ -107,10 +108,16 @@ class Dataset:
             if self.labels is not None:
                 raise ValueError("a regression dataset has no labels; pass labels=None")
             return
-        if not isinstance(self.labels, BinaryLabels):
-            raise ValueError(f"task {TASKS[1]!r} needs labels=BinaryLabels(...)")
-        if not np.all(np.abs(self.y) == 1.0):
-            raise ValueError("a classification dataset needs y in {-1, +1}")
+        if not isinstance(self.labels, ClassLabels):
+            raise ValueError(f"task {TASKS[1]!r} needs labels=ClassLabels(...) or BinaryLabels")
+        if isinstance(self.labels, BinaryLabels):
+            if not np.all(np.abs(self.y) == 1.0):
+                raise ValueError("a binary classification dataset needs y in {-1, +1}")
+        elif not np.all(np.isin(self.y, np.arange(self.labels.n_classes))):
+            raise ValueError(
+                f"a classification dataset of {self.labels.n_classes} classes needs y in "
+                f"0, ..., {self.labels.n_classes - 1}"
+            )
 
     @property
     def n_samples(self) -> int:

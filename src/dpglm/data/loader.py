@@ -61,9 +61,10 @@ def load(
         The target column of a CSV / Parquet file (default: the last column)
         or of a DataFrame. LIBSVM files carry their labels in the first field.
     task : {"regression", "classification"}
-        For ``"classification"`` the target must hold exactly two distinct
-        labels (numbers, strings or booleans); they are encoded as -1 / +1 and
-        the mapping is kept in ``Dataset.labels``.
+        For ``"classification"`` the target must hold at least two distinct
+        labels (numbers, strings or booleans); two are encoded as -1 / +1,
+        ``K > 2`` as their positions ``0, ..., K-1`` in sorted order, and the
+        mapping is kept in ``Dataset.labels``.
     n_features : int, optional
         The number of features the data must have. For LIBSVM files it also
         sets the width of ``X`` (columns beyond the largest index in the file
@@ -71,12 +72,12 @@ def load(
     zero_based : {"auto", True, False}
         Whether LIBSVM feature indices start at 0; ``"auto"`` reads the file
         as 1-based unless some index is 0.
-    classes : array-like of two labels, optional
+    classes : array-like of labels, optional
         Classification: the public label set, fixed without the data. The
         target must hold only these labels (compared as the target is read:
         a file's labels are integers, floats or text, see the Notes), and may
-        lack one of them; ``Dataset.classes`` is this set, sorted. None: the
-        two labels are read from the target.
+        lack some of them; ``Dataset.classes`` is this set, sorted. None: the
+        labels are read from the target.
 
     Returns
     -------
@@ -104,7 +105,7 @@ def load(
     TargetError
         No target (unknown ``target=`` column, or ``y`` missing for an
         array); a non-numeric regression target; or a classification target
-        without exactly two distinct labels, or, with ``classes``, with a
+        with fewer than two distinct labels, or, with ``classes``, with a
         label outside them (the message names its row).
     EmptyDataError
         No rows, or no feature columns.

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dpglm.data.columns import TARGET, to_float_column
-from dpglm.data.labels import BinaryLabels
+from dpglm.data.labels import ClassLabels
 from dpglm.data.locations import RowNamer, plain_row, target_column
 from dpglm.exceptions import ShapeMismatchError
 
@@ -55,7 +55,7 @@ def make_target(
     describe_row: RowNamer = plain_row,
     missing: np.ndarray | None = None,
     classes: Any = None,
-) -> tuple[np.ndarray, BinaryLabels | None]:
+) -> tuple[np.ndarray, ClassLabels | None]:
     """Validate a target column and encode it for ``task``.
 
     Parameters
@@ -70,17 +70,19 @@ def make_target(
         Row namer used in messages.
     missing : ndarray of bool, optional
         Cells known to be missing (pandas NA, Parquet null).
-    classes : array-like of two labels, optional
+    classes : array-like of labels, optional
         Classification: the public label set (see
-        :meth:`BinaryLabels.from_classes`); the target must hold only these
-        labels and may lack one. None: the two labels are read from the target.
+        :meth:`ClassLabels.from_classes`); the target must hold only these
+        labels and may lack some. None: the labels are read from the target.
 
     Returns
     -------
     y : ndarray of float64
-        The target itself (regression) or its -1 / +1 codes (classification).
-    labels : BinaryLabels or None
-        The label mapping, for classification.
+        The target itself (regression) or its codes (classification: -1 / +1
+        for two classes, ``0, ..., K-1`` for more).
+    labels : ClassLabels or None
+        The label mapping, for classification (:class:`BinaryLabels` for two
+        classes).
 
     Examples
     --------
@@ -90,6 +92,8 @@ def make_target(
     (array([-1.,  1., -1.]), BinaryLabels(['no', 'yes']))
     >>> make_target(np.array([1, 1]), "classification", classes=[1, 0])
     (array([1., 1.]), BinaryLabels([0, 1]))
+    >>> make_target(np.array(["b", "c", "a"]), "classification")
+    (array([1., 2., 0.]), ClassLabels(['a', 'b', 'c']))
     """
     check_task(task)
     check_target_shape(values)
@@ -97,7 +101,7 @@ def make_target(
     if classes is not None:
         if task == "regression":
             raise ValueError("classes applies to classification, not to regression")
-        labels = BinaryLabels.from_classes(classes)
+        labels = ClassLabels.from_classes(classes)
         y = labels.encode(values, name=label, describe_row=describe_row, missing=missing)
         return y, labels
     if task == "regression":
@@ -105,7 +109,7 @@ def make_target(
             values, column=label, describe_row=describe_row, missing=missing, role=TARGET
         )
         return y, None
-    labels = BinaryLabels.from_values(
+    labels = ClassLabels.from_values(
         values, name=label, describe_row=describe_row, missing=missing
     )
     return labels.encode(values, name=label, describe_row=describe_row), labels

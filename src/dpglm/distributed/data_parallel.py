@@ -452,6 +452,14 @@ class ShardedProblem(Problem):
             raise TypeError(f"shards must be a ShardedRows, got {type(shards).__name__}")
         self.shards = shards
         self.datafit = get_datafit(datafit)
+        if self.datafit.n_outputs > 1:
+            # the chunks' work objects compute one margin per record
+            raise ValueError(
+                f"a sharded problem takes a datafit with one margin per record; "
+                f"{self.datafit!r} has {self.datafit.n_outputs} (fit one-vs-rest, or load the "
+                "records in memory)"
+            )
+        self.n_outputs = 1
         self.penalty = get_penalty(penalty) if penalty is not None else NoPenalty()
         self.fit_intercept = bool(fit_intercept)
         self.n_samples, self.n_features = shards.n_samples, shards.n_features

@@ -2,10 +2,34 @@
 
 Six estimators share one implementation: :class:`DPLinearRegression`,
 :class:`DPRidge`, :class:`DPLasso`, :class:`DPElasticNet` (regressors) and
-:class:`DPLogisticRegression`, :class:`DPLinearSVC` (binary classifiers). Each
-minimises ``(1/n) sum_i loss(x_i . w + b, y_i) + alpha * penalty(w)`` with a
-private solver and keeps the :class:`~dpglm.privacy.report.PrivacyReport` of
-the fit in ``privacy_report_``.
+:class:`DPLogisticRegression`, :class:`DPLinearSVC` (classifiers, of two classes
+or more). Each minimises ``(1/n) sum_i loss(x_i . w + b, y_i) + alpha *
+penalty(w)`` with a private solver and keeps the
+:class:`~dpglm.privacy.report.PrivacyReport` of the fit in ``privacy_report_``.
+
+More than two classes
+---------------------
+A classifier whose target holds ``K > 2`` labels (or whose public
+``classes`` does) fits them one of two ways, chosen from the solver before
+the data is read (:mod:`~dpglm.estimators.multiclass`):
+
+* **multinomial**: :class:`DPLogisticRegression` with DP-SGD (what
+  ``solver="auto"`` picks for ``K > 2``) or DP-AGD fits the softmax loss's
+  ``K x (p + 1)`` coefficients at once, each record's gradient clipped over
+  all ``K`` rows together: the plan, and so the noise, is the binary fit's,
+  whatever ``K``. DP-SGD's default step is then matched to its noise
+  (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`).
+* **one-vs-rest**: DP-CD, DP-GCD and DP-SCD fit one margin per record, and
+  :class:`DPLinearSVC` has no multinomial loss: ``K`` binary fits (each
+  class against the rest), their plans put in a row, each its own part of
+  the report (``"class <label>"``), and calibrated together to the one
+  ``(epsilon, delta)`` by the accountant. Each fit's noise is that of a
+  ``K``-fold composition, about ``sqrt(K)`` times the binary fit's.
+
+``coef_`` is then ``(K, n_features)``, ``intercept_`` ``(K,)``,
+``decision_function`` one column per class, ``multi_class_`` says which way
+the classes were fitted, and ``planned_fit(..., n_classes=K)`` gives the plan
+before the data is read.
 
 Privacy parameters
 ------------------
@@ -33,9 +57,13 @@ problems with ``p < n``, while DP-CD needs its step and clipping tuned to
 the data's scale to catch up. ``solver="dp-cd"`` remains available.
 
 ``solver="dp-scd"`` (private dual coordinate descent, Damaskinos et al. 2021)
-fits L2-penalised problems without intercept (``fit_intercept=False``); its
-hyperparameters are ``batch_size`` and ``clip`` (no ``step``). It fits the
-model on rows normalised to unit L2 norm, and ``predict`` normalises rows too.
+fits L2-penalised problems; its hyperparameters are ``batch_size`` and ``clip``
+(no ``step``). It fits the model on rows normalised to unit L2 norm, and
+``predict`` normalises rows too. An intercept is fitted as liblinear does, as
+the weight of a constant feature ``s`` appended to every row before the
+normalisation (``solver_options={"intercept_scaling": s}``, default 1): the
+intercept is then penalised like the coefficients, and the model applies to
+the rows ``(x, s) / ||(x, s)||``.
 
 ``solver="dp-agd"`` (gradient descent with an adaptive per-step zCDP budget, Lee
 and Kifer 2018) fits smooth losses with no penalty or an L2 penalty; ``clip``
@@ -68,9 +96,10 @@ Modules
 -------
 :mod:`~dpglm.estimators.regressors` and :mod:`~dpglm.estimators.classifiers`
 hold the six classes; :mod:`~dpglm.estimators.base` their shared fit and
-prediction; :mod:`~dpglm.estimators.validation` the checks of data, feature
-names and hyperparameters; :mod:`~dpglm.estimators.dispatch` the solver
-choice and calls; :mod:`~dpglm.estimators.persistence` the model files. Every
+prediction; :mod:`~dpglm.estimators.multiclass` one-vs-rest's plan and report;
+:mod:`~dpglm.estimators.validation` the checks of data, feature names and
+hyperparameters; :mod:`~dpglm.estimators.dispatch` the solver choice and calls;
+:mod:`~dpglm.estimators.persistence` the model files. Every
 public name is imported here.
 
 Examples

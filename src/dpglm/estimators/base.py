@@ -20,14 +20,24 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpglm.data.frames import is_series
-from dpglm.data.locations import preview
 from dpglm.estimators.dispatch import SolverDispatch, default_delta
+from dpglm.estimators.multiclass import (
+    check_class_count,
+    check_n_classes,
+    class_parts,
+    label_assumption,
+    one_vs_rest_report,
+    ovr_target,
+    repeated,
+    stack_models,
+)
 from dpglm.estimators.persistence import save_model
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
     check_choice,
+    check_class_labels,
     check_clip,
     check_feature_names,
     check_features,
@@ -48,7 +58,7 @@ from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
 from dpglm.preprocessing.bounds import check_feature_bounds, check_target_bounds
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
-from dpglm.solvers.registry import ProblemShape, estimator_solvers
+from dpglm.solvers.registry import ProblemShape, estimator_solvers, get_solver
 from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
 
 
@@ -186,6 +196,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         public_labels = self._public_labels()
         X = check_features(X)
         y = check_target(y, name)
+        if self._task == "classification":
+            check_class_labels(y)
         feature_names = feature_names_of(X)
         try:
             if public_labels is None:
@@ -199,13 +211,20 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         n = data.n_samples
         if n < 2:
             raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
+        n_classes = data.labels.n_classes if self._task == "classification" else 2
+        if n_classes > 2:
+            check_class_count(name, data.labels.classes, n)
         delta = default_delta(n) if delta is None else delta
         preprocessing = self._preprocessing(
             n, data.n_features, sp.issparse(data.X), epsilon, delta
         )
-        shape = self._shape(n, data.n_features, sp.issparse(data.X))
-        solver = self._solver_for(shape)
-        fitted = self._fit_scaled(data, preprocessing, shape, solver, epsilon, delta)
+        shape, solver, multi_class = self._strategy(
+            n, data.n_features, sp.issparse(data.X), n_classes
+        )
+        if multi_class == "ovr":
+            fitted = self._fit_one_vs_rest(data, preprocessing, shape, solver, epsilon, delta)
+        else:
+            fitted = self._fit_scaled(data, preprocessing, shape, solver, epsilon, delta)
         w, b, n_iter, report, scaling = fitted
         coef, intercept = scaling.raw_model(w, b)
         if self._task == "classification":
@@ -213,13 +232,14 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         # every learned attribute is set at once, after a fit that succeeded
         if self._task == "classification":
             self.classes_ = np.array(data.labels.classes)
+            self.multi_class_ = multi_class
         self.n_features_in_ = data.n_features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.coef_ = np.array(coef, dtype=float)
-        self.intercept_ = float(intercept)
+        self.intercept_ = float(intercept) if n_classes == 2 else np.array(intercept, dtype=float)
         self.scaling_ = scaling
         self.n_iter_ = int(n_iter)
         self.solver_ = "reference" if math.isinf(epsilon) else solver
@@ -247,19 +267,51 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             fit_intercept=self.fit_intercept,
         )
 
-    def _shape(self, n, p, sparse):
+    def _shape(self, n, p, sparse, datafit=None):
         return ProblemShape(
             n,
             p,
-            self._datafit(),
+            self._datafit() if datafit is None else datafit,
             self._penalty(),
             fit_intercept=self.fit_intercept,
             sparse=sparse,
         )
 
-    def _scaled_problem(self, data, scaling):
-        """The problem on the records clipped and mapped by ``scaling``."""
-        return self.build_problem(scaling.transform(data.X), scaling.transform_target(data.y))
+    def _multinomial_datafit(self, n_classes):
+        """The datafit of one fit of all ``n_classes`` classes, or None: one-vs-rest."""
+        return None
+
+    def _strategy(self, n, p, sparse, n_classes):
+        """``(shape, solver, multi_class)``: what a fit on data of this shape runs.
+
+        ``multi_class`` is ``"binary"``, ``"multinomial"`` (one fit of every
+        class's coefficients, when the estimator has a multinomial loss and
+        the solver fits it) or ``"ovr"`` (one binary fit per class, of
+        ``shape``); None for a regressor.
+        """
+        binary = self._shape(n, p, sparse)
+        if self._task != "classification":
+            return binary, self._solver_for(binary), None
+        if n_classes == 2:
+            return binary, self._solver_for(binary), "binary"
+        datafit = self._multinomial_datafit(n_classes)
+        if datafit is not None:
+            joint = self._shape(n, p, sparse, datafit)
+            solver = self._solver_for(joint)
+            if get_solver(solver).accepts(joint) is None:
+                return joint, solver, "multinomial"
+        return binary, self._solver_for(binary), "ovr"
+
+    def _scaled_problem(self, data, scaling, shape=None, y=None):
+        """The problem of ``shape`` (the estimator's own by default) on the scaled records.
+
+        ``y``: targets in place of the data's (one-vs-rest's -1/+1 of a class).
+        """
+        X = scaling.transform(data.X)
+        y = scaling.transform_target(data.y) if y is None else y
+        if shape is None:
+            return self.build_problem(X, y)
+        return Problem(X, y, shape.datafit, shape.penalty, shape.fit_intercept)
 
     def _fit_scaled(self, data, preprocessing, shape, solver, epsilon, delta):
         """Release (or read) the ranges, scale the records and fit them.
@@ -270,7 +322,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         """
         if math.isinf(epsilon):
             scaling, _ = preprocessing.scaling(data.X, data.y, ())
-            problem = self._scaled_problem(data, scaling)
+            problem = self._scaled_problem(data, scaling, shape)
             theta, n_iter, report = self._fit_non_private(problem, delta)
             return (*problem.split(theta), n_iter, report, scaling)
         plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events)
@@ -284,7 +336,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         scaling, assumptions = preprocessing.scaling(
             data.X, data.y, [spent.release(i) for i in range(k)]
         )
-        problem = self._scaled_problem(data, scaling)
+        problem = self._scaled_problem(data, scaling, shape)
         result = self._fit_spent(problem, solver, spent.after(k, assumptions=assumptions), plan)
         # the solver's bounds on its input are the scaling's (1), not the user's: the
         # scaling's own line says where the ranges came from
@@ -292,7 +344,57 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         report = dataclasses.replace(result.report, assumptions=assumptions)
         return (*problem.split(result.theta), result.n_iter, report, scaling)
 
-    def planned_fit(self, n_samples: int, n_features: int, *, sparse: bool = False):
+    def _fit_one_vs_rest(self, data, preprocessing, shape, solver, epsilon, delta):
+        """One binary fit of ``shape`` per class against the rest, under one plan.
+
+        The plan is the preprocessing's release, then ``K`` copies of the
+        solver's plan, each its own part of the report (``"class <label>"``),
+        calibrated together to ``(epsilon, delta)`` by the accountant (not
+        ``epsilon / K`` each) and charged once. Returns what
+        :meth:`_fit_scaled` returns, with ``(K, p)`` coefficients and ``K``
+        intercepts.
+        """
+        classes = data.labels.classes
+        parts = class_parts(classes)
+        n_classes = len(parts)
+        if math.isinf(epsilon):
+            scaling, _ = preprocessing.scaling(data.X, data.y, ())
+            problem = self._scaled_problem(data, scaling, shape, ovr_target(data.y, 0))
+            binaries = [problem.with_targets(ovr_target(data.y, c)) for c in range(n_classes)]
+            thetas, report = self._solve_non_private(binaries, delta)
+            weights = [problem.split(theta) for theta in thetas]
+            return (*stack_models(weights), 0, report, scaling)
+        single = self._private_fit_plan(
+            shape, epsilon, delta, preprocessing.events, copies=n_classes
+        )
+        plan = repeated(single, parts)
+        spent = preprocessing.combined(plan, epsilon, delta).spend(
+            budget=self.budget,
+            label=(
+                f"{type(self).__name__} ({solver}, one-vs-rest over {n_classes} classes) on "
+                f"{shape.n_samples}x{shape.n_features}"
+            ),
+            warnings=preprocessing.leaks,
+            random_state=self.random_state,
+        )
+        k, m = len(preprocessing.events), len(single.template.events)
+        scaling, assumptions = preprocessing.scaling(
+            data.X, data.y, [spent.release(i) for i in range(k)]
+        )
+        problem = self._scaled_problem(data, scaling, shape, ovr_target(data.y, 0))
+        results = []
+        for c in range(n_classes):
+            start = k + c * m
+            part = spent.after(start, start + m, assumptions=assumptions)
+            binary = problem.with_targets(ovr_target(data.y, c))
+            results.append(self._fit_spent(binary, solver, part, single))
+        report = one_vs_rest_report(results, spent.report, k, m)
+        weights = [(result.coef, result.intercept) for result in results]
+        return (*stack_models(weights), results[0].n_iter, report, scaling)
+
+    def planned_fit(
+        self, n_samples: int, n_features: int, *, sparse: bool = False, n_classes=None
+    ):
         """The plan a fit on data of this shape will charge, without data and without fitting.
 
         The plan is a function of the hyperparameters and of the public shape
@@ -306,6 +408,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             The shape of the data the fit will see.
         sparse : bool, default=False
             Whether the features will be a sparse matrix.
+        n_classes : int, optional
+            Classifiers: the number of classes the target will hold (public
+            when ``classes`` is given, which sets it; 2 by default). A
+            multinomial fit's plan does not depend on it; one-vs-rest's has
+            one part per class.
 
         Returns
         -------
@@ -328,14 +435,37 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         name = type(self).__name__
         if n_samples < 2:
             raise DataError(f"n_samples={n_samples}: {name} needs at least 2 samples to fit")
+        classes = self._class_count(n_classes)
+        if classes > 2:
+            check_class_count(name, range(classes), n_samples)
         delta = default_delta(n_samples) if delta is None else delta
         preprocessing = self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
-        shape = self._shape(n_samples, n_features, sparse)
+        shape, _, multi_class = self._strategy(n_samples, n_features, sparse, classes)
         if math.isinf(epsilon):
             return self._non_private_plan(), ()
-        solver_plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events)
+        copies = classes if multi_class == "ovr" else 1
+        solver_plan = self._private_fit_plan(
+            shape, epsilon, delta, preprocessing.events, copies=copies
+        )
+        if multi_class == "ovr":
+            # each class's part is named by its label when the label set is public
+            public = self._public_labels()
+            names = range(classes) if public is None else public.classes
+            solver_plan = repeated(solver_plan, class_parts(names))
         plan = preprocessing.combined(solver_plan, epsilon, delta)
         return plan.calibrated(), plan.leaks
+
+    def _class_count(self, n_classes):
+        """The number of classes a planned fit sees: given, or the public ``classes``, or 2."""
+        if self._task != "classification":
+            return 2
+        public = self._public_labels()
+        if n_classes is None:
+            return 2 if public is None else public.n_classes
+        n_classes = check_n_classes(n_classes)
+        if public is not None and public.n_classes != n_classes:
+            raise ValueError(f"n_classes={n_classes} but classes= gives {public.n_classes} labels")
+        return n_classes
 
     def _public_labels(self):
         """The public label set (classifiers' ``classes``), or None: read from the data."""
@@ -359,17 +489,32 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         )
         scaling = self.scaling_
         if getattr(self, "solver_", None) == "dp-scd":
-            # DP-SCD fits the model on scaled rows normalised to unit L2 norm: apply it to them.
-            # Imported here: the solver module brings numba and scipy.stats, which importing
-            # the estimators does not need
-            from dpglm.solvers.dp_scd import row_scales
+            # DP-SCD fits the model on scaled rows, with the constant feature s of an
+            # intercept, normalised to unit L2 norm: apply it to them. Imported here: the
+            # solver module brings numba and scipy.stats, which importing the estimators
+            # does not need
+            from dpglm.solvers.dp_scd import INTERCEPT_SCALING, normalised_margins
 
+            constant = None
+            if self.fit_intercept:
+                # the s the solver used: its default unless solver_options gave one
+                options = self.solver_options or {}
+                constant = options.get("intercept_scaling", INTERCEPT_SCALING)
             z = scaling.transform(data.X)
             w, b = scaling.scaled_model(self.coef_, self.intercept_)
-            scores = np.asarray(z @ w, dtype=float).ravel() * row_scales(z) + b
+            if w.ndim == 2:  # one-vs-rest: one binary model per class
+                return np.column_stack(
+                    [
+                        normalised_margins(z, w_k, b_k, intercept_scaling=constant)
+                        for w_k, b_k in zip(w, b, strict=True)
+                    ]
+                )
+            scores = normalised_margins(z, w, b, intercept_scaling=constant)
             return scaling.target_centre + scaling.target_scale * scores
         # the model applies to records clipped to the ranges it was fitted on
         clipped = scaling.clip(data.X)
+        if self.coef_.ndim == 2:  # one row of coefficients per class
+            return np.asarray(clipped @ self.coef_.T, dtype=float) + self.intercept_
         return np.asarray(clipped @ self.coef_, dtype=float).ravel() + self.intercept_
 
     # -- persistence --------------------------------------------------------------------
@@ -394,14 +539,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
 
 def _with_label_assumption(report, classes, public):
     """``report`` with a line on where the label set, released in ``classes_``, comes from."""
-    if public:
-        line = f"label set {preview(classes)} given as classes (public, fixed without the data)"
-    else:
-        line = (
-            f"label set {preview(classes)} read from the data and released (classes_, the "
-            "model file): covered by the guarantee only if it is public (give classes= to fix "
-            "it without the data)"
-        )
+    line = label_assumption(classes, public)
     return dataclasses.replace(report, assumptions=(*report.assumptions, line))
 
 
@@ -425,7 +563,10 @@ COMMON_PARAMETERS_DOC = """
         None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs
         until its budget is spent; ``passes`` caps its steps.
     step : float, optional
-        Step-size factor; solver default when None.
+        Step-size factor; solver default when None, except a multinomial
+        DP-SGD fit, which takes the step whose noise moves the coefficients by
+        about 0.8 per step (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`,
+        from the calibrated plan).
     batch_size : int, optional
         Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.

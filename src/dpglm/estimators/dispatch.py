@@ -16,6 +16,7 @@ of a fit whose ``passes`` is None) are read from the registry on first use.
 
 from __future__ import annotations
 
+from dpglm.estimators.multiclass import repeated
 from dpglm.exceptions import CalibrationError
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
@@ -88,6 +89,24 @@ def target_after(prior, plan_for, epsilon, delta, accountant, steps=40) -> float
     return low
 
 
+def matched_step_applies(solver, problem, step, options) -> bool:
+    """Whether a fit takes the noise-matched step: multinomial DP-SGD, no step given.
+
+    The binary fits keep DP-SGD's own default step (their measured defaults).
+    """
+    given = step is not None or "step" in (options or {})
+    return solver == "dp-sgd" and problem.n_outputs > 1 and not given
+
+
+def matched_step(spent, arguments, n_coords) -> float:
+    """DP-SGD's noise-matched step for the calibrated plan ``spent`` (its first release)."""
+    from dpglm.solvers.dp_sgd import noise_matched_step
+
+    # the noise on a step's clipped sum, as the release will draw it (sensitivity 2 C)
+    noise_std = spent.release(0).scale() if spent.private else 0.0
+    return noise_matched_step(noise_std, arguments["batch_size"], n_coords)
+
+
 def default_delta(n_samples: int) -> float:
     """The default ``delta``: ``1 / n**2``.
 
@@ -134,12 +153,14 @@ class SolverDispatch:
         """
         spec = get_solver(solver)
         arguments = spec.arguments(self._settings(), problem, self.solver_options)
+        if matched_step_applies(solver, problem, self.step, self.solver_options):
+            arguments["step"] = matched_step(spent, arguments, problem.n_coords)
         # the solver's own target: the fit's, or less when its cost is fixed (target_after)
         return spec.fit_spent(
             problem, spent, plan, epsilon=plan.epsilon, delta=plan.delta, **arguments
         )
 
-    def _private_fit_plan(self, shape, epsilon, delta, prior=()):
+    def _private_fit_plan(self, shape, epsilon, delta, prior=(), copies=1):
         """The solver's :class:`~dpglm.solvers.registry.FitPlan` for this shape, after ``prior``.
 
         ``prior``: the events of the release that precedes the solver in the
@@ -148,32 +169,43 @@ class SolverDispatch:
         makes room for ``prior``. A solver that spends a fixed cost instead
         (DP-AGD's zCDP budget) is planned for the largest target that, composed
         with ``prior``, stays within the fit's (:func:`target_after`).
+        ``copies``: the number of such fits the plan holds (one-vs-rest: one
+        per class), all after ``prior``.
         """
         spec = get_solver(self._solver_for(shape))
         arguments = spec.arguments(self._settings(), shape, self.solver_options)
 
-        def plan_for(target):
+        def single(target):
             return spec.fit_plan(shape, epsilon=target, delta=delta, **arguments)
 
-        plan = plan_for(epsilon)
-        if not prior or any(event.scalable for event in plan.template.events):
+        def plan_for(target):
+            plan = single(target)
+            return plan if copies == 1 else repeated(plan, [str(c) for c in range(copies)])
+
+        plan = single(epsilon)
+        if (not prior and copies == 1) or any(event.scalable for event in plan.template.events):
             return plan
-        return plan_for(target_after(prior, plan_for, epsilon, delta, plan.accountant))
+        return single(target_after(prior, plan_for, epsilon, delta, plan.accountant))
 
     def _fit_non_private(self, problem, delta):
+        (theta,), report = self._solve_non_private([problem], delta)
+        return theta, 0, report
+
+    def _solve_non_private(self, problems, delta):
+        """The exact optima of ``problems`` and the report: one non-private release, charged."""
         from dpglm.solvers.reference import solve_reference
 
         plan = self._non_private_plan()
         if self.budget is not None:
             # a non-private release spends everything: only an infinite budget affords it
             self.budget.charge(plan, label=f"{type(self).__name__} with epsilon=inf")
-        solution = solve_reference(problem)
+        solutions = [solve_reference(problem) for problem in problems]
         report = PrivacyReport.from_plan(
             plan,
             delta,
-            assumptions=(f"epsilon = inf: no privacy, the exact optimum ({solution.method})",),
+            assumptions=(f"epsilon = inf: no privacy, the exact optimum ({solutions[0].method})",),
         )
-        return solution.theta, 0, report
+        return [solution.theta for solution in solutions], report
 
     def _non_private_plan(self) -> PrivacyPlan:
         relation = "replace_one"

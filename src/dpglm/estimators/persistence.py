@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from dpglm.data.labels import BinaryLabels
+from dpglm.data.labels import ClassLabels
 from dpglm.exceptions import UnreadableFileError
 from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.report import PrivacyReport
 
 MODEL_FORMAT = "dpglm-model"
-MODEL_FORMAT_VERSION = 2
+MODEL_FORMAT_VERSION = 3
+#: the versions this dpglm reads: 2 is 3 without ``multi_class`` (two classes at most)
+READABLE_VERSIONS = (2, 3)
 
 
 def save_model(model, path) -> Path:
@@ -46,7 +48,7 @@ def save_model(model, path) -> Path:
         "params": _params_document(params),
         "budget": _budget_reference(budget),
         "coef": model.coef_.tolist(),
-        "intercept": model.intercept_,
+        "intercept": np.asarray(model.intercept_, dtype=float).tolist(),
         "scaling": model.scaling_.to_dict(),
         "n_features_in": model.n_features_in_,
         "feature_names_in": (
@@ -57,6 +59,7 @@ def save_model(model, path) -> Path:
         "classes": (
             None if model._task != "classification" else _jsonable(model.classes_.tolist())
         ),
+        "multi_class": getattr(model, "multi_class_", None),
         "solver": model.solver_,
         "n_iter": model.n_iter_,
         "delta": model.delta_,
@@ -70,15 +73,18 @@ def save_model(model, path) -> Path:
 def load_model(path):
     """Rebuild a fitted estimator from the JSON written by its ``save`` method.
 
-    The format (``"format": "dpglm-model"``, ``"version": 2``) holds
+    The format (``"format": "dpglm-model"``, ``"version": 3``; version 2
+    files, of two classes at most, are read too) holds
     ``estimator`` (class name), ``params`` (hyperparameters; infinite values as
     the strings ``"inf"``), ``budget`` (``null``; ``{"ledger": null}`` for an
     in-memory budget, which is not restored; or the absolute ledger path and
     the dataset of a persistent budget, reopened), ``coef``, ``intercept``
     (on the raw scale), ``scaling`` (the ranges the records are clipped to and
     how they were mapped, :class:`~dpglm.preprocessing.scaling.Scaling`),
-    ``n_features_in``, ``feature_names_in``, ``classes``, ``solver``,
-    ``n_iter``, ``delta`` and ``privacy_report``
+    ``n_features_in``, ``feature_names_in``, ``classes``, ``multi_class``
+    (``"binary"``, ``"multinomial"`` or ``"ovr"``; ``coef`` is then one row
+    per class and ``intercept`` one per class; ``null`` for a regressor),
+    ``solver``, ``n_iter``, ``delta`` and ``privacy_report``
     (:meth:`PrivacyReport.to_dict`). No pickle is involved.
 
     Raises
@@ -117,10 +123,10 @@ def load_model(path):
             f'{where} is not a dpglm model file (no "format": "{MODEL_FORMAT}" tag)'
         )
     version = document.get("version")
-    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise UnreadableFileError(
-            f"{where} has model format version {version!r}; this dpglm reads version "
-            f"{MODEL_FORMAT_VERSION}"
+            f"{where} has model format version {version!r}; this dpglm reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
         )
     # the estimators build on this module (their save method): their catalogue is
     # read when a file is loaded
@@ -149,10 +155,21 @@ def _rebuild(cls, document):
     model = cls(**params)
     coef = np.asarray(document["coef"], dtype=float)
     n_features = document["n_features_in"]
-    if type(n_features) is not int or coef.shape != (n_features,):
-        raise ValueError(f"coef has shape {coef.shape}, n_features_in is {n_features!r}")
+    intercept = np.asarray(_from_json_numbers(document["intercept"]), dtype=float)
+    classes = document.get("classes") if cls._task == "classification" else None
+    # one row of coefficients and one intercept per class beyond two
+    rows = len(classes) if classes is not None and len(classes) > 2 else None
+    shape = (n_features,) if rows is None else (rows, n_features)
+    if type(n_features) is not int or coef.shape != shape:
+        raise ValueError(
+            f"coef has shape {coef.shape}, expected {shape} (n_features_in {n_features!r}"
+            + ("" if rows is None else f", {rows} classes")
+            + ")"
+        )
+    if intercept.shape != shape[:-1]:
+        raise ValueError(f"intercept has shape {intercept.shape}, expected {shape[:-1]}")
     model.coef_ = coef
-    model.intercept_ = float(_from_json_numbers(document["intercept"]))
+    model.intercept_ = float(intercept) if rows is None else intercept
     model.scaling_ = Scaling.from_dict(document["scaling"])
     if model.scaling_.n_features != n_features:
         raise ValueError(f"scaling has {model.scaling_.n_features} features, not {n_features}")
@@ -164,7 +181,15 @@ def _rebuild(cls, document):
         model.feature_names_in_ = np.asarray(names, dtype=object)
     if cls._task == "classification":
         model.classes_ = np.asarray(document["classes"])
-        BinaryLabels(model.classes_)  # two distinct classes in sorted order
+        ClassLabels.of(model.classes_)  # distinct classes in sorted order
+        multi_class = document.get("multi_class") or "binary"
+        expected = ("binary",) if rows is None else ("multinomial", "ovr")
+        if multi_class not in expected:
+            raise ValueError(
+                f"multi_class is {multi_class!r}; {len(model.classes_)} classes take one of "
+                f"{expected}"
+            )
+        model.multi_class_ = multi_class
         public = model._public_labels()
         if public is not None and public.classes.tolist() != model.classes_.tolist():
             raise ValueError(

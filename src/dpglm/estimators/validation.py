@@ -290,6 +290,41 @@ def check_target(y, name):
     return array
 
 
+def check_class_labels(y) -> None:
+    """Refuse a continuous target in a classifier, with scikit-learn's words.
+
+    A float target holding a finite non-integer value is a regression target:
+    read as class labels it would make a class of (almost) every row.
+
+    Examples
+    --------
+    >>> check_class_labels(np.array([0.0, 1.0, 2.0]))
+    >>> check_class_labels(np.array([0.0, 0.5]))
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.TargetError: Unknown label type: continuous (row 1 holds 0.5); a classifier takes class labels, not a regression target (use a regressor such as DPLinearRegression)
+    """  # noqa: E501
+    values = y.to_numpy() if is_series(y) else y
+    if sp.issparse(values):
+        return
+    try:
+        values = np.asarray(values)
+    except (TypeError, ValueError):
+        return
+    if values.dtype.kind != "f":
+        return
+    with np.errstate(invalid="ignore"):
+        fractional = np.isfinite(values) & (values != np.round(values))
+    if fractional.any():
+        i = int(np.flatnonzero(fractional.ravel())[0])
+        raise TargetError(
+            f"Unknown label type: continuous (row {i} holds {float(values.ravel()[i])!r}); a "
+            "classifier "
+            "takes class labels, not a regression target (use a regressor such as "
+            "DPLinearRegression)"
+        )
+
+
 def load_checked(X, y, **kwargs):
     """:func:`dpglm.data.load`, with scikit-learn's words for NaN and infinity added."""
     try:
@@ -299,28 +334,17 @@ def load_checked(X, y, **kwargs):
 
 
 def labels_error(name, y, err):
-    """A clearer error than the loader's when ``y`` does not hold exactly two labels."""
+    """A clearer error than the loader's when ``y`` holds fewer than two labels."""
     try:
         values = np.asarray(y.to_numpy() if is_series(y) else y)
         classes = np.unique(values)
     except Exception:  # the loader's message stands
         return err
-    if values.ndim != 1 or len(classes) == 2:
+    if values.ndim != 1 or len(classes) != 1:
         return err
-    if len(classes) < 2:
-        return TargetError(
-            f"{name} is a binary classifier, but y has only one class "
-            f"{preview(classes)}; it needs two, or the public label set given as classes"
-        )
-    if values.dtype.kind == "f" and not np.all(np.mod(classes, 1) == 0):
-        return TargetError(
-            f"Unknown label type: continuous. {name} is a binary classifier and y holds "
-            f"{len(classes)} distinct non-integer values {preview(classes)}; use a regressor "
-            "or encode two classes"
-        )
     return TargetError(
-        f"Only binary classification is supported: {name} needs exactly two classes, y has "
-        f"{len(classes)}: {preview(classes)}"
+        f"{name} is a classifier, but y has only one class {preview(classes)}; it needs at "
+        "least two, or the public label set given as classes"
     )
 
 

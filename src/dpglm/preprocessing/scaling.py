@@ -178,30 +178,34 @@ class Scaling:
         clipped = np.clip(y, self.target_low, self.target_high)
         return (clipped - self.target_centre) / (scale if scale > 0 else 1.0)
 
-    def raw_model(self, w, b: float):
-        """``(coef, intercept)`` on the raw scale of the model ``(w, b)`` fitted on ``z``."""
+    def raw_model(self, w, b):
+        """``(coef, intercept)`` on the raw scale of the model ``(w, b)`` fitted on ``z``.
+
+        ``w`` may be one row per class (``(K, p)``, with ``b`` of shape
+        ``(K,)``): each row is mapped alike.
+        """
         w = np.asarray(w, dtype=float)
-        scale = self.scale
-        weights = np.where(scale > 0, w / self._divisor(), 0.0)
+        weights = np.where(self.scale > 0, w / self._divisor(), 0.0)
         h, c = self.target_scale, self.target_centre
         coef = h * weights
-        intercept = c + h * (float(b) - float(weights @ self.centre))
-        return coef, float(intercept)
+        intercept = c + h * (np.asarray(b, dtype=float) - weights @ self.centre)
+        return coef, _scalar_or_array(intercept)
 
-    def scaled_model(self, coef, intercept: float):
+    def scaled_model(self, coef, intercept):
         """The inverse of :meth:`raw_model`: ``(w, b)`` on the solver's scale.
 
         Columns of zero width get ``w_j = 0``; a target range of a single value
         gives ``w = 0``, ``b = 0``.
         """
         coef = np.asarray(coef, dtype=float)
+        intercept = np.asarray(intercept, dtype=float)
         h, c = self.target_scale, self.target_centre
         if h == 0:
-            return np.zeros_like(coef), 0.0
+            return np.zeros_like(coef), _scalar_or_array(np.zeros_like(intercept))
         weights = coef / h
         w = np.where(self.scale > 0, weights * self.scale, 0.0)
-        b = (float(intercept) - c) / h + float(weights @ self.centre)
-        return w, float(b)
+        b = (intercept - c) / h + weights @ self.centre
+        return w, _scalar_or_array(b)
 
     def to_dict(self) -> dict:
         """JSON-ready fields (floats are written exactly by ``repr``)."""
@@ -225,3 +229,9 @@ class Scaling:
             data["target_high"],
             bool(data["target_centred"]),
         )
+
+
+def _scalar_or_array(values):
+    """A float for one model's intercept, the array for one per class."""
+    values = np.asarray(values, dtype=float)
+    return float(values) if values.ndim == 0 else values

@@ -194,13 +194,15 @@ class Spent:
         """
         return Release(self.plan.events[index], self.source)
 
-    def after(self, offset: int, *, assumptions=(), warnings=()) -> Spent:
-        """The events from ``offset`` on, drawn from the same source under the same charge.
+    def after(self, offset: int, stop=None, *, assumptions=(), warnings=()) -> Spent:
+        """The events from ``offset`` on (to ``stop``), drawn from the same source, one charge.
 
         What a fit whose plan begins with another release (e.g. the private
         preprocessing of an estimator) hands to the part that runs the rest:
         its :meth:`release` counts from ``offset``, and its report is the
-        whole plan's, with ``assumptions`` and ``warnings`` added.
+        whole plan's, with ``assumptions`` and ``warnings`` added. ``stop``
+        ends the part before the plan does, for a plan of several fits in a
+        row (one-vs-rest: one binary fit per class).
 
         Examples
         --------
@@ -213,7 +215,7 @@ class Spent:
         >>> rest.release(0).family, len(rest.plan.events), len(rest.report.mechanisms)
         ('gaussian', 1, 2)
         """
-        plan = PrivacyPlan(self.plan.events[offset:], self.plan.neighbouring)
+        plan = PrivacyPlan(self.plan.events[offset:stop], self.plan.neighbouring)
         prior = (*self.prior, *self.plan.events[:offset])
         report = replace(
             self.report,
@@ -237,9 +239,11 @@ class Spent:
             ``template`` is not accounted as this plan is.
         """
         events = self.plan.events
+        # parts are descriptions too: a plan spent as one part of a larger one (a class of
+        # one-vs-rest) is described by its fit under the fit's own parts
         if len(template.events) != len(events) or accounting_key(
-            template.scaled(self.scale)
-        ) != accounting_key(self.plan):
+            template.scaled(self.scale), parts=False
+        ) != accounting_key(self.plan, parts=False):
             raise PlanError(
                 "the fit's plan is not the plan spent before it: its hyperparameters or its "
                 "problem's shape changed in between"
@@ -249,8 +253,11 @@ class Spent:
             for e, t in zip(events, template.events, strict=True)
         )
         records = tuple(MechanismRecord.from_event(e) for e in described)
-        kept = self.report.mechanisms[: len(self.report.mechanisms) - len(events)]
-        report = replace(self.report, mechanisms=(*kept, *records))
+        # the report lists the whole plan: these events follow the prior ones in it
+        start = len(self.prior)
+        mechanisms = self.report.mechanisms
+        before, after = mechanisms[:start], mechanisms[start + len(events) :]
+        report = replace(self.report, mechanisms=(*before, *records, *after))
         plan = PrivacyPlan(described, self.plan.neighbouring)
         return replace(self, plan=plan, report=report)
 

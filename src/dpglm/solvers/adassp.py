@@ -129,7 +129,11 @@ from dpglm.datafits import Squared
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
-from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.hyperparameters import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_positive,
+    check_single_output,
+)
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS, check_bound_values
@@ -194,6 +198,7 @@ def check(problem) -> None:
     ...
     ValueError: AdaSSP takes no penalty or an L2 penalty; L1(alpha=0.1) has an L1 part, bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)
     """  # noqa: E501
+    check_single_output(problem, "AdaSSP")
     problem.in_memory("AdaSSP")
     if not isinstance(problem.datafit, Squared):
         raise ValueError(_refused_loss(problem.datafit))

@@ -99,7 +99,11 @@ from dpglm.privacy.filters import FilterRole, ZCDPFilter
 from dpglm.privacy.report import PrivacyReport, neighbouring_assumptions
 from dpglm.privacy.spending import calibrate_cached
 from dpglm.privacy.targets import Share, check_privacy_target
-from dpglm.solvers.hyperparameters import HYPERPARAMETER_ASSUMPTION, check_positive
+from dpglm.solvers.hyperparameters import (
+    HYPERPARAMETER_ASSUMPTION,
+    check_in_memory_outputs,
+    check_positive,
+)
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
@@ -269,7 +273,8 @@ class _Objective:
 
     def __init__(self, problem, clip_grad: float, clip_obj: float, l2: np.ndarray):
         self.problem = problem
-        self.n, self.p = problem.n_samples, problem.n_features
+        # the penalised coordinates: every class's coefficients, before the intercepts
+        self.n, self.p = problem.n_samples, l2.shape[0]
         self.l2 = l2
         self.sums = problem.gradient_sums(clip_grad, clip_obj)
 
@@ -463,6 +468,7 @@ def check(problem) -> None:
             f"DP-AGD needs a smooth loss; the {problem.datafit.name} loss is not (use "
             "'squared_hinge', or DP-SGD for the hinge loss)"
         )
+    check_in_memory_outputs(problem, "DP-AGD")
     if gradient_step_l2(problem) is None:
         raise ValueError(
             f"DP-AGD takes a smooth penalty (none or L2); {problem.penalty!r} has an L1 part, "
@@ -474,6 +480,9 @@ def check(problem) -> None:
 def gradient_step_l2(problem):
     """``l2`` of every coefficient when the penalty is none or L2, which a plain gradient
     step can take; ``None`` for an L1 part, bounds or a non-separable penalty.
+
+    A multinomial problem's coefficients are its ``K`` rows of ``p``: the
+    result is repeated for each.
 
     Examples
     --------
@@ -491,7 +500,7 @@ def gradient_step_l2(problem):
     l1, l2, lo, hi = penalty.prox_params(problem.n_features)
     if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
         return None
-    return np.asarray(l2, dtype=float)
+    return np.tile(np.asarray(l2, dtype=float), problem.datafit.n_outputs)
 
 
 def _check_int(name: str, value, low: int) -> int:

@@ -55,6 +55,7 @@ from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_finite_clip,
     check_positive,
+    check_single_output,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
@@ -149,6 +150,7 @@ def check(problem) -> None:
     ...
     ValueError: DP-CD needs a separable penalty; L1Ball(radius=1.0) is not (private Frank-Wolfe handles the L1-ball constraint)
     """  # noqa: E501
+    check_single_output(problem, "DP-CD")
     problem.in_memory("DP-CD")
     check_coordinate_problem(problem, "DP-CD")
 

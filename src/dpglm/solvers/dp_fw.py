@@ -106,6 +106,7 @@ from dpglm.solvers.hyperparameters import (
     check_finite_clip,
     check_positive,
     check_positive_int,
+    check_single_output,
 )
 from dpglm.solvers.registry import FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
@@ -162,6 +163,8 @@ def check_fw_problem(problem, solver: str) -> None:
     >>> from dpglm.problem import Problem
     >>> check_fw_problem(Problem(np.eye(2), np.zeros(2), "squared"), "DP-FW")  # accepted
     """
+    # the L1 ball's vertices are single coordinates of one margin's coefficients
+    check_single_output(problem, solver)
     if problem.fit_intercept:
         raise ValueError(
             f"fit_intercept must be False for {solver}: every coordinate lies in an L1 ball "

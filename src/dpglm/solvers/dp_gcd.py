@@ -84,6 +84,7 @@ from dpglm.solvers.hyperparameters import (
     check_finite_clip,
     check_positive,
     check_positive_int,
+    check_single_output,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
@@ -180,6 +181,7 @@ def check(problem) -> None:
     ...
     ValueError: DP-GCD needs a smooth loss; the hinge loss has no coordinate-wise smoothness constant (use 'squared_hinge', or DP-SGD for the hinge loss)
     """  # noqa: E501
+    check_single_output(problem, "DP-GCD")
     check_coordinate_problem(problem, "DP-GCD")
 
 

@@ -70,6 +70,7 @@ from dpglm.solvers.dp_agd import gradient_step_l2
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_finite_clip,
+    check_in_memory_outputs,
     check_positive,
     check_positive_int,
 )
@@ -133,6 +134,7 @@ def check(problem) -> None:
     ...
     ValueError: DP-GD takes no penalty or an L2 penalty; L1(alpha=0.1) has an L1 part, bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps handle it)
     """  # noqa: E501
+    check_in_memory_outputs(problem, "DP-GD")
     if gradient_step_l2(problem) is None:
         raise ValueError(
             f"DP-GD takes no penalty or an L2 penalty; {problem.penalty!r} has an L1 part, "
@@ -321,7 +323,7 @@ def dp_gd(
     # sensitivity 2 C: a clipped gradient replaced in the sum
     release = spent.release(0)
 
-    n, p = problem.n_samples, problem.n_features
+    n, p = problem.n_samples, l2.shape[0]  # p: the penalised coordinates, every class's
     sums = problem.gradient_sums(clip)  # the row norms are read once, when clipping needs them
     theta = np.zeros(problem.n_coords)
     history = History.empty(problem.n_coords)

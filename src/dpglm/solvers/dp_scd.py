@@ -4,16 +4,31 @@ Problem and notation
     ``min_w (1/N) sum_i l(x_i . w, y_i) + (lambda / 2) ||w||^2``: dpglm's objective
     with an ``L2(alpha)`` penalty, so the paper's ``lambda`` is the penalty's
     ``alpha`` (> 0) and ``N`` the number of records. Only L2-penalised problems
-    without intercept are handled, for the squared (ridge), logistic, hinge and
-    squared hinge losses.
+    are handled, for the squared (ridge), logistic, hinge and squared hinge
+    losses, with or without intercept.
 
 Row normalisation
     The first step divides every row by its L2 norm (rows of norm 0 stay 0), a
     per-record operation with no privacy cost that gives ``||x_i|| <= 1``, which
     Lemma 1 needs. It changes the problem: the model is fitted on, and applies
     to, normalised rows ``x / ||x||`` (``FitResult.info["row_normalised"]``).
-    An intercept is refused rather than emulated by a constant feature, which
-    would have to be scaled into the unit ball and so be penalised and rescaled.
+
+Intercept
+    With ``fit_intercept=True`` every record gets a constant feature
+    ``s = intercept_scaling`` (default 1) *before* the normalisation, as
+    liblinear does: the row ``(x_i, s)`` is divided by ``||(x_i, s)||``, so it
+    still has norm 1 (a zero row becomes ``(0, 1)``) and Lemma 1, hence the
+    sensitivity and the whole plan, is unchanged; the constant is public, and
+    its weight ``w0`` is one more entry of ``v``, noised like the others. The
+    fitted ``theta`` is ``(w, b)`` with ``b = s w0``, so the model's margin on a
+    record ``x`` is ``(x . w + b) / ||(x, s)||`` (:func:`normalised_margins`).
+    Two consequences, as with liblinear: the intercept is penalised (the
+    penalty is ``lambda / 2 (||w||^2 + (b / s)^2)``: a larger ``s`` penalises it
+    less, but shrinks the features' share of every normalised row), and the
+    model applies to normalised augmented rows, not to ``x``. The constant is
+    handled inside the kernels (one more entry per row, read from a per-row
+    ``s / ||(x_i, s)||``): no copy of the data with the column is made, and
+    sparse data stays sparse.
 
 Algorithm
     State: the dual ``alpha`` (one entry per record) and ``v = X^T alpha``,
@@ -36,8 +51,9 @@ Privacy
     sets ``q``, ``T`` and ``lambda N``). Parallel updates touch distinct
     records and are computed independently, so one record contributes
     ``(zeta_j e_j, zeta_j x_j)`` to ``(Delta alpha, Delta v)``, of norm at most
-    ``sqrt(2) C`` (Lemma 1), and replacing a record moves the update by at
-    most ``2 sqrt(2) C``, the sensitivity. SeqDP-SCD has the paper's
+    ``sqrt(2) C`` (Lemma 1: ``||x_j|| <= 1``, the constant feature included),
+    and replacing a record moves the update by at most ``2 sqrt(2) C``, the
+    sensitivity, with or without intercept. SeqDP-SCD has the paper's
     sensitivity ``2 C sqrt(L (L + 1))`` for a batch of exactly ``L`` records
     (replace-one: the replaced update and every later one in the batch change
     by at most ``2 C``), so it needs ``sampling="without_replacement"``. The
@@ -108,6 +124,22 @@ Examples
 ... )
 >>> fit.report.epsilon <= 1.0, fit.n_iter, fit.report.neighbouring, fit.info["row_normalised"]
 (True, 100, 'replace_one', True)
+
+With an intercept (the constant feature ``s = 1``), the same plan:
+
+>>> with_intercept = dp_scd(
+...     Problem(X, y, "logistic", L2(0.01), fit_intercept=True),
+...     epsilon=1.0,
+...     delta=1e-6,
+...     passes=5,
+...     batch_size=100,
+...     clip=0.5,
+...     random_state=0,
+... )
+>>> with_intercept.theta.shape, with_intercept.info["intercept_scaling"]
+((6,), 1.0)
+>>> with_intercept.report.mechanisms == fit.report.mechanisms
+True
 """
 
 from __future__ import annotations
@@ -165,6 +197,16 @@ NORMALISATION = (
     "cost): the model is fitted on, and applies to, x / ||x||"
 )
 
+NORMALISATION_WITH_INTERCEPT = (
+    "rows augmented with the constant feature s = intercept_scaling and normalised to unit "
+    "L2 norm before training (a per-record operation, no privacy cost): the model is fitted "
+    "on, and applies to, (x, s) / ||(x, s)||, and its intercept b = s w0 is penalised "
+    "through the constant's weight w0"
+)
+
+#: the constant feature of an intercept, ``s`` (liblinear's default)
+INTERCEPT_SCALING = 1.0
+
 
 def update_sensitivity(clip: float, batch_size: int, sampling: str, sequential: bool) -> float:
     """L2 sensitivity of one batch update of ``(alpha, v)`` under the sampler's relation.
@@ -185,8 +227,9 @@ def check(problem) -> None:
     """Raise DP-SCD's refusal of ``problem``, if it has one.
 
     DP-SCD (and SeqDP-SCD) fits an in-memory problem with the squared,
-    logistic, hinge or squared hinge loss, an ``L2(alpha)`` penalty with
-    ``alpha > 0`` and no intercept.
+    logistic, hinge or squared hinge loss and an ``L2(alpha)`` penalty with
+    ``alpha > 0``, with or without intercept (a constant feature, see the
+    module docstring).
 
     Parameters
     ----------
@@ -198,13 +241,13 @@ def check(problem) -> None:
     TypeError
         The records are in row chunks (a ShardedProblem).
     ValueError
-        The penalty, the loss or the intercept.
+        The penalty or the loss.
 
     Examples
     --------
     >>> from dpglm.penalties import L1
     >>> from dpglm.solvers.registry import ProblemShape
-    >>> check(ProblemShape(10, 2, "hinge", L2(0.1)))
+    >>> check(ProblemShape(10, 2, "hinge", L2(0.1), fit_intercept=True))
     >>> check(ProblemShape(10, 2, "squared", L1(0.1)))
     Traceback (most recent call last):
     ...
@@ -224,12 +267,6 @@ def check(problem) -> None:
         raise ValueError(
             f"DP-SCD handles the {', '.join(DATAFITS.values())} losses; got the "
             f"{problem.datafit.name} loss"
-        )
-    if problem.fit_intercept:
-        raise ValueError(
-            "DP-SCD does not fit an intercept (fit_intercept=True): rows are normalised to "
-            "unit norm, and a constant feature scaled into that bound would be penalised; "
-            "use fit_intercept=False"
         )
 
 
@@ -255,6 +292,8 @@ class Setup:
         ``lambda``, the L2 penalty's ``alpha``.
     sensitivity : float
         Of one batch update of ``(alpha, v)`` (:func:`update_sensitivity`).
+    intercept_scaling : float or None
+        ``s``, the constant feature of the intercept; None without intercept.
     """
 
     fit_plan: FitPlan
@@ -265,6 +304,22 @@ class Setup:
     steps: int
     lam: float
     sensitivity: float
+    intercept_scaling: float | None = None
+
+
+def check_intercept_scaling(value) -> float:
+    """``value`` as the constant feature ``s`` of an intercept: a finite number > 0.
+
+    Examples
+    --------
+    >>> check_intercept_scaling(2)
+    2.0
+    >>> check_intercept_scaling(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: intercept_scaling must be positive and finite, got 0.0
+    """
+    return check_positive("intercept_scaling", value)
 
 
 def prepare(
@@ -278,6 +333,7 @@ def prepare(
     sampling: str,
     sequential: bool,
     accountant: str,
+    intercept_scaling: float = INTERCEPT_SCALING,
 ) -> Setup:
     """The checks of :func:`dp_scd`, in its order, and the plan it charges; no record is read.
 
@@ -287,6 +343,8 @@ def prepare(
         Only its shape is read.
     epsilon, delta, passes, batch_size, clip, sampling, sequential, accountant
         As in :func:`dp_scd` (no defaults here: the fit function's are the ones).
+    intercept_scaling : float, default=1.0
+        As in :func:`dp_scd`; checked with or without intercept, used with one.
 
     Returns
     -------
@@ -314,6 +372,8 @@ def prepare(
     >>> (event,) = setup.fit_plan.template.events
     >>> setup.steps, event.count, event.rate, round(event.sensitivity, 4)
     (100, 100, 0.05, 100.4988)
+    >>> setup.intercept_scaling is None
+    True
     """
     epsilon, delta = check_privacy_target(epsilon, delta)
     clip = check_positive("clip", clip, allow_inf=True)
@@ -325,6 +385,7 @@ def prepare(
             "sequential=True (SeqDP-SCD) needs sampling='without_replacement': its "
             "sensitivity 2 C sqrt(L (L + 1)) holds for batches of exactly L records"
         )
+    intercept_scaling = check_intercept_scaling(intercept_scaling)
     check(problem)
     lam = float(problem.penalty.alpha)
     n = problem.n_samples
@@ -338,22 +399,36 @@ def prepare(
     event = training_event(sampling, n, batch_size, T, sens, label=label)
     template = PrivacyPlan((event,), NEIGHBOURING)
     fit_plan = FitPlan(template, epsilon, delta, accountant)
-    return Setup(fit_plan, clip, batch_size, sampling, sequential, T, lam, sens)
+    # the constant feature is inside every normalised row (norm 1): the plan ignores it
+    constant = intercept_scaling if problem.fit_intercept else None
+    return Setup(fit_plan, clip, batch_size, sampling, sequential, T, lam, sens, constant)
 
 
-def row_scales(X) -> np.ndarray:
-    """``1 / ||x_i||`` for every row of the row-major ``X`` (0 for a zero row).
+def row_scales(X, intercept_scaling=None) -> np.ndarray:
+    """``1 / ||x_i||`` for every row of ``X`` (0 for a zero row), or ``1 / ||(x_i, s)||``.
 
     The norms are exact to rounding for every finite row
-    (:func:`~dpglm.clipping.record_norms`); a row whose norm is below
-    ``1 / max_double`` gets ``inf``.
+    (:func:`~dpglm.clipping.record_norms`); without the constant, a row whose
+    norm is below ``1 / max_double`` gets ``inf``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    intercept_scaling : float, optional
+        ``s``: the scales of the rows augmented with the constant feature ``s``
+        (never 0, nor infinite).
 
     Examples
     --------
     >>> row_scales(np.array([[3.0, 4.0], [0.0, 0.0]]))
     array([0.2, 0. ])
+    >>> row_scales(np.array([[3.0, 0.0], [0.0, 0.0]]), intercept_scaling=4.0)
+    array([0.2 , 0.25])
     """
     norms = record_norms(X)
+    if intercept_scaling is not None:
+        # hypot: ||(x_i, s)|| without squaring the norm (no overflow, no underflow)
+        return 1.0 / np.hypot(norms, check_intercept_scaling(intercept_scaling))
     scale = np.zeros(norms.shape[0])
     positive = norms > 0
     with np.errstate(over="ignore", divide="ignore"):
@@ -361,21 +436,99 @@ def row_scales(X) -> np.ndarray:
     return scale
 
 
+def normalised_margins(X, coef, intercept=0.0, intercept_scaling=None) -> np.ndarray:
+    """The margins of a DP-SCD model on raw rows: ``(X @ coef + intercept) * scale``.
+
+    The model applies to normalised rows: ``scale`` is ``1 / ||(x_i, s)||``
+    with the constant feature ``s = intercept_scaling`` of a fit with
+    intercept, ``1 / ||x_i||`` without (0 for a zero row), as in
+    :func:`row_scales`.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+        The records on the scale the model was fitted on.
+    coef : ndarray of shape (p,) or (p, k)
+        One model, or ``k`` models side by side.
+    intercept : float or ndarray of shape (k,), default=0.0
+        ``b = s w0`` (:attr:`FitResult.intercept <dpglm.solvers.result.FitResult>`).
+    intercept_scaling : float, optional
+        The fit's ``s`` (``FitResult.info["intercept_scaling"]``); None for a
+        fit without intercept.
+
+    Returns
+    -------
+    ndarray of shape (n,) or (n, k)
+
+    Examples
+    --------
+    >>> X = np.array([[3.0, 0.0], [0.0, 0.0]])
+    >>> normalised_margins(X, np.array([1.0, 2.0]), 1.0, intercept_scaling=4.0)
+    array([0.8 , 0.25])
+    >>> normalised_margins(X, np.array([1.0, 2.0]))
+    array([1., 0.])
+    """
+    margins = np.asarray(X @ np.asarray(coef, dtype=float), dtype=float)
+    scale = row_scales(X, intercept_scaling)
+    # one model (coef of shape (p,)) or several side by side (coef of shape (p, k))
+    return (margins + intercept) * (scale if margins.ndim == 1 else scale[:, None])
+
+
+def constant_feature(X, scale, intercept_scaling) -> tuple:
+    """``(scale', bias)`` reading row ``i`` of ``X`` as ``(x_i, s) / ||(x_i, s)||``.
+
+    ``X`` and ``scale`` are :func:`~dpglm.clipping.normalised_rows`' output
+    (``scale[i] X[i]`` the unit row, ``X[i]`` either the record or, for an
+    extreme one, the record normalised); then ``scale'[i] X[i]`` is
+    ``x_i / ||(x_i, s)||`` and ``bias[i]`` is ``s / ||(x_i, s)||``, the
+    kernels' arguments for a constant feature.
+
+    Examples
+    --------
+    >>> from dpglm.clipping import normalised_rows
+    >>> X = np.array([[3.0, 0.0], [0.0, 0.0], [3e200, 0.0]])
+    >>> constant_feature(X, normalised_rows(X)[1], 4.0)
+    (array([0.2, 0. , 1. ]), array([8.00000000e-001, 1.00000000e+000, 1.33333333e-200]))
+    """
+    s = float(intercept_scaling)
+    norms = record_norms(X)
+    # scale[i] = 1 / ||x_i||, or 1 for a row normalised in the copy: either way it
+    # becomes 1 / ||(x_i, s)|| on the row as read when divided by ||(1, s / ||x_i||)||
+    with np.errstate(over="ignore", divide="ignore"):
+        ratio = np.divide(s, norms, out=np.zeros_like(norms), where=norms > 0)
+        return scale / np.hypot(1.0, ratio), s / np.hypot(norms, s)
+
+
 class _Steps:
     """Runs DP-SCD steps on the row-major data with the dense or CSR kernel."""
 
     def __init__(
-        self, problem, lambda_n, clip, sigma, curvature, sequential, batch_size, noise_all=False
+        self,
+        problem,
+        lambda_n,
+        clip,
+        sigma,
+        curvature,
+        sequential,
+        batch_size,
+        noise_all=False,
+        intercept_scaling=None,
     ):
         # rows of extreme norm come normalised in a copy: the kernels' products of
         # scales and entries then neither overflow nor lose digits
         X, self.scale = normalised_rows(problem.rows)
+        # an intercept is the constant feature s, read by the kernels from one entry per
+        # row: no copy of X with the column (sparse data stays sparse)
+        self.intercept_scaling = intercept_scaling
+        self.bias = _EMPTY
+        if intercept_scaling is not None:
+            self.scale, self.bias = constant_feature(problem.rows, self.scale, intercept_scaling)
         self.noise_all = bool(noise_all)
         self.sparse = sp.issparse(X)
         self.data = (X.data, X.indices, X.indptr) if self.sparse else (X,)
         self.y = np.ascontiguousarray(problem.y, dtype=float)
         self.alpha = np.zeros(problem.n_samples)
-        self.v = np.zeros(problem.n_features)
+        self.v = np.zeros(problem.n_features + int(intercept_scaling is not None))
         self.zeta = np.empty(problem.n_samples if not sequential else batch_size)
         datafit = problem.datafit
         self.settings = (
@@ -389,10 +542,27 @@ class _Steps:
             bool(noise_all),
         )
 
+    def theta(self, lambda_n) -> np.ndarray:
+        """The model ``v / (lambda N)``, its last entry ``b = s w0`` with an intercept."""
+        theta = self.v / lambda_n
+        if self.intercept_scaling is not None:
+            theta[-1] *= self.intercept_scaling
+        return theta
+
     def run(self, counts, rows, noise):
         """Run the steps of ``counts`` on ``rows`` with ``noise`` from :meth:`_StepNoise.span`."""
         noise_alpha, noise_v, generator, inline = noise
-        state = (self.y, self.scale, counts, rows, noise_alpha, noise_v, self.alpha, self.v)
+        state = (
+            self.y,
+            self.scale,
+            self.bias,
+            counts,
+            rows,
+            noise_alpha,
+            noise_v,
+            self.alpha,
+            self.v,
+        )
         tail = (self.zeta, *self.settings, generator, inline)
         if self.sparse:
             scd_steps_csr(*self.data, *state, *tail)
@@ -456,7 +626,8 @@ def _train(steps: _Steps, sampler: BatchSampler, source, T, release, lambda_n) -
             steps.run(counts[done:end], rows[entries], noise.span(entries, slice(done, end)))
             done = end
             if first + end in marks:
-                history.record((first + end) * sampler.batch_size / sampler.n, steps.v / lambda_n)
+                passes = (first + end) * sampler.batch_size / sampler.n
+                history.record(passes, steps.theta(lambda_n))
     return history
 
 
@@ -470,6 +641,7 @@ def dp_scd(
     clip: float = 0.5,
     sampling: str = "poisson",
     sequential: bool = False,
+    intercept_scaling: float = INTERCEPT_SCALING,
     budget=None,
     accountant: str = "auto",
     random_state=None,
@@ -481,7 +653,8 @@ def dp_scd(
     ----------
     problem : Problem
         Squared, logistic, hinge or squared hinge loss, an ``L2(alpha)``
-        penalty with ``alpha > 0`` (the paper's ``lambda``), no intercept.
+        penalty with ``alpha > 0`` (the paper's ``lambda``); with an intercept,
+        fitted as the weight of a constant feature (see the module docstring).
     epsilon, delta : float
         Target guarantee, for replace-one neighbours (``N`` public);
         ``epsilon = inf`` runs without noise and without scaling.
@@ -495,6 +668,11 @@ def dp_scd(
     sampling : {"poisson", "without_replacement"}, default="poisson"
     sequential : bool, default=False
         SeqDP-SCD (needs ``sampling="without_replacement"``).
+    intercept_scaling : float, default=1.0
+        ``s``, finite and > 0: with ``problem.fit_intercept`` every row is
+        ``(x_i, s)`` before its normalisation, and the intercept is ``s`` times
+        the constant's (penalised) weight; unused without intercept. The plan
+        does not depend on it.
     budget : PrivacyBudget, optional
         Charged once, before the data is read for training.
     accountant : str, default="auto"
@@ -507,8 +685,10 @@ def dp_scd(
     Returns
     -------
     FitResult
-        Coefficients for normalised rows; ``history`` holds ``v / (lambda N)``
-        at up to 100 evenly spaced steps.
+        Coefficients for normalised rows (:func:`normalised_margins` applies
+        them); ``history`` holds ``v / (lambda N)`` (its last entry times ``s``
+        with an intercept) at up to 100 evenly spaced steps;
+        ``info["intercept_scaling"]`` is ``s``, None without intercept.
     """
     setup = prepare(
         problem,
@@ -520,8 +700,11 @@ def dp_scd(
         sampling=sampling,
         sequential=sequential,
         accountant=accountant,
+        intercept_scaling=intercept_scaling,
     )
     clip, batch_size, sampling, T = setup.clip, setup.batch_size, setup.sampling, setup.steps
+    constant = setup.intercept_scaling
+    normalisation = NORMALISATION if constant is None else NORMALISATION_WITH_INTERCEPT
     lam, sens, private = setup.lam, setup.sensitivity, not math.isinf(setup.fit_plan.epsilon)
     n = problem.n_samples
     name = "SeqDP-SCD" if sequential else "DP-SCD"
@@ -531,7 +714,7 @@ def dp_scd(
         assumptions=(
             *neighbouring_assumptions(NEIGHBOURING),
             *sampling_assumptions(sampling, n, batch_size),
-            NORMALISATION,
+            normalisation,
             *(() if sampling == "poisson" else (DUAL_RELEASED_WITHOUT_REPLACEMENT,)),
             HYPERPARAMETER_ASSUMPTION,
         ),
@@ -546,19 +729,22 @@ def dp_scd(
     lambda_n = lam * n
     curvature = 1.0 if sequential else float(batch_size)
     noise_all = sampling == "without_replacement"
-    steps = _Steps(problem, lambda_n, clip, sigma, curvature, sequential, batch_size, noise_all)
+    steps = _Steps(
+        problem, lambda_n, clip, sigma, curvature, sequential, batch_size, noise_all, constant
+    )
     sampler = BatchSampler(n, batch_size, sampling)
     history = _train(steps, sampler, source, T, release, lambda_n)
     return FitResult.from_theta(
         problem,
-        steps.v / lambda_n,
+        steps.theta(lambda_n),
         history=history,
         report=spent.report,
         n_iter=T,
         info={
             "solver": "seqdp-scd" if sequential else "dp-scd",
             "row_normalised": True,
-            "normalisation": NORMALISATION,
+            "normalisation": normalisation,
+            "intercept_scaling": constant,
             "sampling": sampling,
             "sequential": sequential,
             "batch_size": batch_size,

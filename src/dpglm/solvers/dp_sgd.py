@@ -73,9 +73,11 @@ from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
 from dpglm.privacy.releases import Release
 from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
+from dpglm.problem import coordinate_penalties
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_finite_clip,
+    check_in_memory_outputs,
     check_positive,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
@@ -104,6 +106,36 @@ def schedule(passes: float, n_samples: int, batch_size: int) -> int:
     """
     passes = check_positive("passes", passes)
     return max(1, round(passes * n_samples / batch_size))
+
+
+#: the noise a noise-matched step lets into the coefficients per step, in L2 norm
+#: (measured: 0.6-1.0 gave the best multinomial fits on letter and digits at epsilon
+#: 0.5-2 of the ten tried settings; ``benchmarks/bench_multiclass.py``)
+STEP_NOISE = 0.8
+#: the largest noise-matched step: at a large epsilon the noise no longer sets it
+MAX_MATCHED_STEP = 5.0
+
+
+def noise_matched_step(noise_std: float, batch_size: int, n_coords: int) -> float:
+    """The step whose noise moves the coefficients by about ``STEP_NOISE`` per step.
+
+    A step adds ``gamma N(0, sigma**2 I) / b`` to the ``d`` coefficients
+    (``sigma = z 2 C``, the noise on a step's clipped sum), of norm about
+    ``gamma sigma sqrt(d) / b``; ``gamma = STEP_NOISE b / (sigma sqrt(d))``
+    keeps it at ``STEP_NOISE`` whatever the batch, the clip, the number of
+    coefficients (a multinomial fit has one row per class) and the noise the
+    budget allows, at most ``MAX_MATCHED_STEP``. Computed from the calibrated
+    plan (public), never from the data.
+
+    Examples
+    --------
+    >>> round(noise_matched_step(4.0, 256, 442), 4)
+    2.4353
+    >>> noise_matched_step(0.0, 256, 442)
+    5.0
+    """
+    noise = noise_std * math.sqrt(n_coords) / batch_size
+    return MAX_MATCHED_STEP if noise * MAX_MATCHED_STEP <= STEP_NOISE else STEP_NOISE / noise
 
 
 def binomial_cdf(n: int, q: float) -> np.ndarray:
@@ -240,19 +272,6 @@ def check_sampling(sampling) -> str:
     return sampling
 
 
-def _penalty_arrays(problem) -> tuple:
-    """``(l1, l2, lo, hi)`` of every coordinate; the intercept's leave it free.
-
-    The penalty is separable (:func:`check`).
-    """
-    penalty = problem.penalty
-    n_coords, p = problem.n_coords, problem.n_features
-    l1, l2 = np.zeros(n_coords), np.zeros(n_coords)
-    lo, hi = np.full(n_coords, -math.inf), np.full(n_coords, math.inf)
-    l1[:p], l2[:p], lo[:p], hi[:p] = penalty.prox_params(p)
-    return l1, l2, lo, hi
-
-
 def check(problem) -> None:
     """Raise DP-SGD's refusal of ``problem``, if it has one.
 
@@ -286,6 +305,24 @@ def check(problem) -> None:
             f"DP-SGD needs a separable penalty (its prox is taken coordinate-wise); "
             f"{penalty!r} is not"
         )
+    check_in_memory_outputs(problem, "DP-SGD")
+
+
+def penalty_arrays_of(problem) -> tuple:
+    """``(l1, l2, lo, hi)`` of every coordinate of ``problem``; the intercepts' leave them free.
+
+    The penalty is separable (:func:`check`).
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> penalty_arrays_of(ProblemShape(10, 2, "squared", L1(0.5), fit_intercept=True))[0]
+    array([0.5, 0.5, 0. ])
+    """
+    return coordinate_penalties(
+        problem.penalty, problem.n_features, problem.n_outputs, problem.fit_intercept
+    )
 
 
 @dataclass(frozen=True)
@@ -481,7 +518,8 @@ def dp_sgd(
     step, clip, T = setup.step, setup.clip, setup.steps
     sampling, batch_size = setup.sampling, setup.batch_size
     n, n_coords = problem.n_samples, problem.n_coords
-    penalty_arrays = _penalty_arrays(problem)
+    # the penalty applies to each class's coefficients; the intercepts are free
+    penalty_arrays = penalty_arrays_of(problem)
     spent = setup.fit_plan.spend(
         budget=budget,
         label=f"DP-SGD ({sampling}) on {problem!r}",

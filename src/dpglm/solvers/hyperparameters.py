@@ -69,3 +69,53 @@ HYPERPARAMETER_ASSUMPTION = (
     "hyperparameters (clipping threshold, step size, number of passes) chosen independently of "
     "the data, or with their selection accounted separately"
 )
+
+
+#: the solvers that fit a multinomial datafit (one margin per class)
+MULTINOMIAL_SOLVERS = ("DP-SGD", "DP-GD", "DP-AGD")
+
+
+def check_single_output(problem, solver: str) -> None:
+    """Refuse a multinomial problem in a solver that fits one margin per record.
+
+    Examples
+    --------
+    >>> from dpglm.datafits import Multinomial
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check_single_output(ProblemShape(10, 2, "logistic"), "DP-CD")
+    >>> check_single_output(ProblemShape(10, 2, Multinomial(3)), "DP-CD")
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-CD fits one margin per record; the multinomial loss has 3 (fit it with DP-SGD, DP-GD or DP-AGD, or fit one binary problem per class: the estimators' one-vs-rest)
+    """  # noqa: E501
+    outputs = problem.datafit.n_outputs
+    if outputs > 1:
+        raise ValueError(
+            f"{solver} fits one margin per record; the {problem.datafit.name} loss has "
+            f"{outputs} (fit it with {', '.join(MULTINOMIAL_SOLVERS[:-1])} or "
+            f"{MULTINOMIAL_SOLVERS[-1]}, or fit one binary problem per class: the estimators' "
+            "one-vs-rest)"
+        )
+
+
+def check_in_memory_outputs(problem, solver: str) -> None:
+    """Refuse a multinomial problem in row chunks: the chunks compute one margin per record.
+
+    Examples
+    --------
+    >>> from dpglm.datafits import Multinomial
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> check_in_memory_outputs(ProblemShape(10, 2, Multinomial(3)), "DP-SGD")
+    >>> check_in_memory_outputs(ProblemShape(10, 2, Multinomial(3), chunked=True), "DP-SGD")
+    Traceback (most recent call last):
+    ...
+    ValueError: DP-SGD fits the multinomial loss on records in memory only, not in row chunks
+    """
+    if problem.datafit.n_outputs > 1:
+        try:
+            problem.in_memory(solver)
+        except TypeError:
+            raise ValueError(
+                f"{solver} fits the {problem.datafit.name} loss on records in memory only, "
+                "not in row chunks"
+            ) from None

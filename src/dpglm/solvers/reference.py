@@ -123,6 +123,8 @@ def solve_reference(problem, *, max_iter: int = 200_000) -> ReferenceSolution:
             method = "linear programme (HiGHS)"
         else:
             raise NotImplementedError(f"no reference solver for the hinge loss with {penalty!r}")
+    elif problem.n_outputs > 1:
+        theta, method = _lbfgs(problem, max_iter), "L-BFGS-B (multinomial)"
     elif isinstance(penalty, L1Ball):
         theta, method = (
             _l1_ball(problem, max_iter),
@@ -222,6 +224,8 @@ def duality_gap(problem, theta, u=None) -> float:
         The gap (``>= 0`` up to rounding), or ``nan`` when the penalty has no
         finite conjugate at any balanced dual point (no penalty at all).
     """
+    if problem.n_outputs > 1:
+        return np.nan  # the multinomial conjugate is not implemented: see the violation
     u = problem.derivatives(theta) if u is None else np.asarray(u, dtype=float)
     if problem.fit_intercept:
         u = _balance(u)
@@ -265,12 +269,17 @@ def _lbfgs(problem, max_iter, theta0=None):
     Variables are ``t = scale * w`` (``w = (a - b) / scale`` with ``a, b >= 0``
     when there is an L1 term, so that the problem is smooth with bounds).
     Dividing by the column scales makes every coordinate equally curved, which
-    is what lets a quasi-Newton method get close on badly scaled features.
+    is what lets a quasi-Newton method get close on badly scaled features. A
+    multinomial problem's ``K`` rows of coefficients are scaled alike, and not
+    polished (its Hessian is ``K p`` square): L-BFGS-B runs until the objective
+    stalls at ``ftol = 1e-15`` or the projected gradient is below ``1e-10``, and
+    ``violation`` measures what it reached.
     """
-    p, n_coords = problem.n_features, problem.n_coords
-    icpt = int(problem.fit_intercept)
-    l1, l2, lo, hi = problem.penalty.prox_params(p)
-    scale = _column_scales(problem.X)
+    k, n_coords = problem.n_outputs, problem.n_coords
+    p = k * problem.n_features  # the penalised coordinates, before the intercept(s)
+    icpt = n_coords - p
+    l1, l2, lo, hi = (np.tile(a, k) for a in problem.penalty.prox_params(problem.n_features))
+    scale = np.tile(_column_scales(problem.X), k)
     split = bool(np.any(l1 > 0))
     if split:
         lower = np.concatenate([np.maximum(lo, 0.0), np.maximum(-hi, 0.0)]) * np.tile(scale, 2)
@@ -287,8 +296,7 @@ def _lbfgs(problem, max_iter, theta0=None):
     def unpack(x):
         theta = np.empty(n_coords)
         theta[:p] = ((x[:p] - x[p : 2 * p]) if split else x[:p]) / scale
-        if icpt:
-            theta[p] = x[-1]
+        theta[p:] = x[len(x) - icpt :]
         return theta
 
     def fun(x):
@@ -315,13 +323,13 @@ def _lbfgs(problem, max_iter, theta0=None):
         "maxiter": max_iter,
         "maxfun": 2 * max_iter,
         "ftol": 1e-15,
-        "gtol": 0.0,
+        "gtol": 0.0 if k == 1 else 1e-10,
         "maxcor": 30,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
-    return _polish(problem, unpack(res.x))
+    return _polish(problem, unpack(res.x)) if k == 1 else unpack(res.x)
 
 
 def _polish(problem, theta, max_rounds=30):

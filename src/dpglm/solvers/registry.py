@@ -40,8 +40,10 @@ Examples
 ... )
 >>> [(e.kind, e.count) for e in plan.events], plan.neighbouring
 ([('laplace', 5), ('gaussian', 12)], 'replace_one')
->>> get_solver("dp-scd").accepts(shape).split(":")[0]
-'DP-SCD does not fit an intercept (fit_intercept=True)'
+>>> get_solver("dp-scd").accepts(shape) is None
+True
+>>> get_solver("dp-scd").accepts(ProblemShape(1000, 5, "logistic", "l1")).split(";")[0]
+'DP-SCD needs an L2 penalty (its dual is defined through lambda/2 ||w||^2)'
 """
 
 from __future__ import annotations
@@ -172,9 +174,14 @@ class ProblemShape:
         )
 
     @property
+    def n_outputs(self) -> int:
+        """Margins per record: 1, or the classes of a multinomial datafit."""
+        return self.datafit.n_outputs
+
+    @property
     def n_coords(self) -> int:
-        """Coefficients plus the intercept, when fitted."""
-        return self.n_features + int(self.fit_intercept)
+        """Coefficients plus the intercept, when fitted (per class of a multinomial datafit)."""
+        return self.n_outputs * (self.n_features + int(self.fit_intercept))
 
     def in_memory(self, solver: str) -> ProblemShape:
         """Itself when every record is in this process; else the refusal of a ShardedProblem."""
@@ -786,8 +793,12 @@ def choose_solver(shape) -> str:
     'dp-gcd'
     >>> choose_solver(ProblemShape(10, 3, "squared", L2(0.1)))
     'dp-sgd'
+
+    A multinomial loss (one margin per class) is always DP-SGD's: its
+    proximal step takes any separable penalty, and the coordinate methods fit
+    one margin per record.
     """
-    if not math.isfinite(shape.datafit.curvature):
+    if shape.datafit.n_outputs > 1 or not math.isfinite(shape.datafit.curvature):
         return "dp-sgd"
     l1 = shape.penalty.prox_params(1)[0][0] if shape.penalty.separable else 0.0
     if l1 > 0 or shape.n_features >= shape.n_samples:

@@ -125,7 +125,7 @@ class FitResult:
 
     @property
     def theta(self) -> np.ndarray:
-        """Coefficients followed by the intercept when the problem has one."""
+        """Coefficients (row by row, one per class) followed by the intercept(s) if fitted."""
         if self.info.get("fit_intercept", False):
             return np.append(self.coef, self.intercept)
-        return self.coef.copy()
+        return self.coef.ravel().copy()

@@ -88,12 +88,13 @@ class Planner:
         if key in self._cache:
             return self._cache[key]
         params = self.candidates[index]
-        n_samples, n_features, _, sparse = self.shape_info
+        n_samples, n_features, classifier, sparse, n_classes = self.shape_info
         try:
             model = clone(self.estimator).set_params(
                 **params, epsilon=fit_epsilon, delta=self.delta
             )
-            plan, leaks = model.planned_fit(n_samples, n_features, sparse=sparse)
+            more = {"n_classes": n_classes} if classifier else {}
+            plan, leaks = model.planned_fit(n_samples, n_features, sparse=sparse, **more)
         except Exception as err:
             raise _with_candidate(err, params) from err
         leaks = tuple(f"candidate {params}: {message}" for message in leaks)

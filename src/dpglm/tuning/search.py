@@ -17,6 +17,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
+from dpglm.estimators.multiclass import label_assumption
 from dpglm.exceptions import PlanError
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
@@ -320,6 +321,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         classes = self.estimator.get_params(deep=False).get("classes")
         data = load_data(X, y, task=task, classes=classes)
         n, p = data.n_samples, data.n_features
+        n_classes = data.labels.n_classes if settings["classifier"] else None
+        # more than two classes read from the data: every run fits them all (a training
+        # split that lacks one would change a one-vs-rest plan); they are released in
+        # classes_ as a single fit releases them, and the selected model's report says so
+        run_classes = None
+        if classes is None and n_classes is not None and n_classes > 2:
+            run_classes = data.labels.classes.tolist()
         del data
         if sp.issparse(X):
             # rows are taken from it after the charge: in a format that can take them
@@ -335,7 +343,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # the candidates are public (drawn without the data): the seed's own stream
         source = make_noise_source(self.random_state)
         candidates = self._candidates(source)
-        shape_info = (n_train, p, settings["classifier"], sp.issparse(X))
+        shape_info = (n_train, p, settings["classifier"], sp.issparse(X), n_classes)
         budget = settings["budget"]
 
         if math.isinf(settings["epsilon"]):
@@ -376,6 +384,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     delta=delta,
                     budget=guards[index],
                     random_state=int(source.integers(2**63)),
+                    **({} if run_classes is None else {"classes": run_classes}),
                 )
                 try:
                     model.fit(X_train, y_train)
@@ -422,6 +431,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # the run's seed is the mechanism's secret randomness: with it anyone could
             # recompute the run's noise, so the model keeps the estimator's own random_state
             model.set_params(budget=budget, random_state=clone(self.estimator).random_state)
+            if run_classes is not None:
+                model.set_params(classes=None)  # the user's setting: read from the data
             self.best_index_ = index
             self.best_params_ = dict(candidates[index])
             self.best_estimator_ = model
@@ -433,6 +444,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 for a in model.privacy_report_.assumptions
                 if a not in (SEED_ASSUMPTION, SOURCE_ASSUMPTION)
             )
+            if run_classes is not None:  # the runs' label set was read from the data
+                given = label_assumption(run_classes, public=True)
+                read = label_assumption(run_classes, public=False)
+                inner_assumptions = tuple(read if a == given else a for a in inner_assumptions)
         self.privacy_report_ = PrivacyReport.from_plan(
             plan,
             delta,
