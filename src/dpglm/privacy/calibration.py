@@ -8,10 +8,13 @@ smallest ``s`` whose accounted epsilon is at most the target. The closed forms
 method on ``log s`` to relative tolerance ``rtol``; the accountants that take
 milliseconds (privacy loss distributions, Renyi DP) start from a cheaper
 accountant's scale or from the plan's Gaussian approximation and take secant
-steps on ``log epsilon`` against ``log s`` until epsilon lies within
-``[target (1 - rtol), target]``. Either way it returns a scale whose epsilon
-was computed and found within the target, so the calibrated plan never
-exceeds it.
+steps on ``log epsilon`` against ``log s`` (the first one along the slope of
+the Gaussian approximation) until epsilon lies within ``[target (1 - rtol),
+target]``. A privacy loss distribution reads epsilon to about its grid step,
+so its window is at least ``GRID_JITTER_STEPS`` steps wide, and its search
+starts on a grid ``COARSE_FACTOR`` times coarser. Either way it returns a
+scale whose epsilon was computed and found within the target, so the
+calibrated plan never exceeds it.
 
 Examples
 --------
@@ -47,7 +50,7 @@ from dpglm.privacy.events import (
     SampledGaussianEvent,
     ZCDPEvent,
 )
-from dpglm.privacy.pld import COARSE_STEP, approximate_mu, composition_count, step_for
+from dpglm.privacy.pld import COARSE_STEP, approximate_mu, composition_count, grid_step
 from dpglm.privacy.roots import find_root
 from dpglm.privacy.targets import check_privacy_target, zero_delta_message
 
@@ -64,6 +67,15 @@ SLOW = ("pld", "rdp")
 MAX_SECANT_MOVE = math.log(1.5)
 #: secant steps on the fine grid after the coarse search
 SECANT_STEPS = 8
+#: the coarse grid of a PLD calibration is this many times the fine one
+COARSE_FACTOR = 4
+#: the epsilon a PLD of many releases reads jitters by about its grid step from one
+#: scale to a close one (measured at epsilon 1 on Poisson-subsampled Gaussians: at most
+#: 1.2e-5 of epsilon up to 5,000 releases, 4.4e-4 at 19,531 and delta 1e-12): from
+#: ``MANY_RELEASES`` releases on, a point within this many steps of the target (relative
+#: to it) is taken after the first secant step
+GRID_JITTER_STEPS = 2
+MANY_RELEASES = 10_000
 
 
 @dataclass(frozen=True)
@@ -222,7 +234,8 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
     take checked secant steps (:func:`_secant`) from ``best``'s scale when a
     cheaper accountant gave one (and give up at once if they cost more there),
     else from the plan's Gaussian approximation; the privacy loss distributions
-    first on a grid twice as coarse as the target's.
+    first on a grid ``COARSE_FACTOR`` times as coarse as the plan's, then on the
+    plan's within a window no narrower than its resolution.
     """
     acc = get_accountant(name)
     if name not in SLOW or not plan.scalable:
@@ -239,26 +252,34 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
             return _search(plan, epsilon, delta, acc, rtol)
     if point is None:  # no Gaussian approximation: a loose search on the coarsest grid
         point = math.log(_search(plan, epsilon, delta, PLDAccountant(COARSE_STEP), 0.1).scale)
+    resolution = rtol
     if name == "pld":
         point, known = _coarse_pld_point(plan, epsilon, delta, point, known)
-    return _secant(plan, epsilon, delta, acc, rtol, point, known)
+        # the grid of many releases resolves epsilon to about its step: a window narrower
+        # may not be hit
+        events = active_events(plan.scaled(math.exp(point))) or []
+        if composition_count(events) >= MANY_RELEASES:
+            resolution = max(rtol, GRID_JITTER_STEPS * grid_step(events, delta) / epsilon)
+    return _secant(plan, epsilon, delta, acc, rtol, point, known, resolution)
 
 
 def _coarse_pld_point(plan, epsilon, delta, point, known):
-    """``(point, known)`` moved by secant steps on a grid twice as coarse as the one the
-    target needs, when that is finer than the coarsest grid; else as given."""
-    fine = step_for(epsilon, composition_count(active_events(plan) or []))
+    """``(point, known)`` moved by secant steps on a grid ``COARSE_FACTOR`` times as coarse
+    as the one the plan is computed on at ``point``, when that is finer than the coarsest
+    grid; else as given."""
+    fine = grid_step(active_events(plan.scaled(math.exp(point))) or [], delta)
     if fine >= COARSE_STEP:
         return point, known
-    coarse = PLDAccountant(min(COARSE_STEP, 2 * fine))
+    coarse = PLDAccountant(min(COARSE_STEP, COARSE_FACTOR * fine))
     return math.log(_secant(plan, epsilon, delta, coarse, COARSE_RTOL, point).scale), None
 
 
-def _secant(plan, epsilon, delta, acc, rtol, point, known=None):
+def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None):
     """Secant steps on ``log epsilon`` against ``log scale`` from ``point``, each point
     checked: the least-noise point found whose epsilon lies in ``[epsilon (1 - rtol),
-    epsilon]``, or the least within the target after ``SECANT_STEPS`` steps.
-    ``known`` is the epsilon at ``point`` when already computed with ``acc``."""
+    epsilon]`` (after one step, ``resolution`` in place of ``rtol``, aimed at its middle), or
+    the least within the target after ``SECANT_STEPS`` steps. ``known`` is the epsilon
+    at ``point`` when already computed with ``acc``."""
 
     limit = math.log(MAX_FACTOR)
 
@@ -267,23 +288,34 @@ def _secant(plan, epsilon, delta, acc, rtol, point, known=None):
         return math.log(max(eps, 1e-300)), eps
 
     # steps aim a little below the target; a point is kept within the target
-    target, aim, floor = (math.log(epsilon) + math.log1p(-f) for f in (0.0, rtol / 2, rtol))
+    window = max(rtol, resolution or rtol)
+    target, aim, floor = (math.log(epsilon) + math.log1p(-f) for f in (0.0, window / 2, rtol))
+    loose = math.log(epsilon) + math.log1p(-window)
     if known is None:
         value, eps = log_cost(point)
     else:
         value, eps = math.log(max(known, 1e-300)), known
-    slope = -1.0  # epsilon is close to inversely proportional to the noise
+    # epsilon is far from inversely proportional to the noise of many subsampled releases
+    # at a small delta: each step follows the plan's Gaussian approximation, shifted to
+    # the last point computed, and a plain secant step where it has none
+    model = _approximation(plan, delta)
+    slope, previous = -1.0, None
     kept = (point, value, eps) if value <= target else None
-    for _ in range(SECANT_STEPS):
-        if kept is not None and kept[1] >= floor:
+    for steps in range(SECANT_STEPS):
+        if kept is not None and kept[1] >= (floor if steps == 0 else loose):
             break
-        move = max(-MAX_SECANT_MOVE, min(MAX_SECANT_MOVE, (aim - value) / slope))
+        move = _model_move(model, (point, value), previous, aim)
+        if move is None:
+            move = (aim - value) / slope
+        move = max(-MAX_SECANT_MOVE, min(MAX_SECANT_MOVE, move))
         following = min(limit, max(-limit, point + move))
         following_value, following_eps = log_cost(following)
         if following_value <= target and (kept is None or following < kept[0]):
             kept = (following, following_value, following_eps)
-        if following != point and following_value != value:
+        # a slope from points closer than the grid resolves is its jitter, not the curve's
+        if abs(following - point) > (resolution or rtol) and following_value != value:
             slope = min(-1e-3, (following_value - value) / (following - point))
+            previous = (point, value)
         point, value = following, following_value
     while kept is None:  # not met yet: move up until it is
         if point >= limit:
@@ -294,6 +326,59 @@ def _secant(plan, epsilon, delta, acc, rtol, point, known=None):
             kept = (point, value, eps)
     scale = math.exp(kept[0])
     return CalibrationResult(plan.scaled(scale), scale, kept[2], delta, acc.name)
+
+
+def _approximation(plan, delta):
+    """``log epsilon`` of the plan's Gaussian approximation as a function of ``log scale``,
+    or None when it has none (no event it approximates, or an infinite epsilon)."""
+    events = active_events(plan) or []
+    if not events or delta <= 0:
+        return None
+
+    def log_epsilon(log_scale):
+        mu = approximate_mu([e.scaled(math.exp(log_scale)) for e in events])
+        return math.log(max(gdp_epsilon(mu, delta), 1e-300))
+
+    return log_epsilon
+
+
+def _model_move(model, last, previous, aim, reach=2 * MAX_SECANT_MOVE):
+    """The move of ``log scale`` from ``last`` that takes ``model`` plus its residual to
+    ``aim``; None without a model or a root within ``reach``.
+
+    ``last`` and ``previous`` are ``(log scale, log epsilon)`` points computed on the
+    grid; the residual (grid minus model) is the line through both, or constant through
+    ``last`` when ``previous`` is None: a secant step on the residual, which varies
+    slowly where the model follows the curve.
+    """
+    if model is None:
+        return None
+    try:
+        point, value = last
+        offset = value - model(point)
+        drift = 0.0
+        if previous is not None:
+            drift = (offset - (previous[1] - model(previous[0]))) / (point - previous[0])
+
+        def move(slope):
+            def gap(log_scale):
+                return model(log_scale) + offset + slope * (log_scale - point) - aim
+
+            lo, hi = point - reach, point + reach
+            if not gap(lo) > 0 > gap(hi):
+                return None
+            return find_root(gap, lo, hi, xtol=1e-7) - point
+
+        steady = move(0.0)
+        if previous is None:
+            return steady
+        drifting = move(drift)
+        # the residual's line is trusted no farther than the span of its two points
+        if drifting is not None and abs(drifting) <= abs(point - previous[0]):
+            return drifting
+        return steady
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _rough_log_scale(plan, epsilon, delta):

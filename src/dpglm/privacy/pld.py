@@ -563,14 +563,31 @@ def plan_epsilon(events, neighbouring: str, delta: float, step: float | None = N
         return math.inf
     total = composition_count(events)
     if step is None:
-        rough = gdp_epsilon(approximate_mu(events), delta) if delta > 0 else math.inf
-        step = step_for(rough if math.isfinite(rough) else 1.0, total)
+        step = grid_step(events, delta)
     try:
         return _epsilon_on_grid(events, neighbouring, delta, step, total)
     except _BeyondReachError:
         # losses beyond 1e4 (noise a thousandth of the sensitivity): infinite is an upper
         # bound, and a calibration moves to more noise
         return math.inf
+
+
+def grid_step(events, delta: float) -> float:
+    """The spacing :func:`plan_epsilon` computes ``events`` on when given no ``step``.
+
+    :func:`step_for` at the epsilon of the plan's Gaussian approximation,
+    aligned to its Laplace releases (:func:`aligned_step`); the resolution of
+    the epsilon it reads, which a calibration cannot beat.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent
+    >>> grid_step([GaussianEvent(noise_multiplier=1.0)], 1e-6)
+    0.002
+    """
+    rough = gdp_epsilon(approximate_mu(events), delta) if delta > 0 else math.inf
+    step = step_for(rough if math.isfinite(rough) else 1.0, composition_count(events))
+    return aligned_step(events, step)
 
 
 def _epsilon_on_grid(events, neighbouring, delta, step, total):
