@@ -71,7 +71,10 @@ ESTIMATORS = [
     DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=20, epsilon=EPSILON, random_state=0),
     DPLogisticRegression(epsilon=EPSILON, random_state=0),  # solver="auto": multinomial
     DPLogisticRegression(solver="dp-agd", epsilon=EPSILON, random_state=0),
-    DPLinearSVC(solver="dp-scd", epsilon=EPSILON, random_state=0),  # with its intercept
+    # DP-SCD (with its intercept) samples its dual steps: on the checks' 300 rows its
+    # training accuracy at epsilon 1e4 spreads over 0.81-0.97 across seeds even at 30
+    # passes (10 passes: 0.83-0.93), against the checks' 0.83
+    DPLinearSVC(solver="dp-scd", passes=30, epsilon=EPSILON, random_state=0),
     DPRidge(epsilon=math.inf),  # the non-private reference solver
     DPLogisticRegression(epsilon=math.inf),
 ]
