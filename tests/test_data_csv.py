@@ -1,7 +1,10 @@
 """load() with CSV and CSV.gz files written by the tests."""
 
 import gzip
+import io
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -9,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpglm.data import load
+from dpglm.data import csv_arrow, load
 from dpglm.exceptions import (
     DataError,
     EmptyDataError,
@@ -274,3 +277,180 @@ def test_y_with_a_file_is_refused(tmp_path):
 def test_n_features_must_match(tmp_path):
     with pytest.raises(DataError, match="2 feature columns but n_features=3"):
         load(write(tmp_path / "d.csv", SIMPLE), n_features=3)
+
+
+# Large files: Arrow reads them a piece at a time; every check still names the line.
+
+
+@pytest.fixture(params=["default pieces", "small pieces"])
+def pieces(request, monkeypatch):
+    """Arrow's blocks as they are, or 4 KiB (pieces of 32 KiB), so that a file has many."""
+    if request.param == "small pieces":
+        monkeypatch.setattr(csv_arrow, "_BLOCK_SIZE", 1 << 12)
+    return request.param
+
+
+def big_matrix(n_rows, n_columns, seed=0):
+    """Numbers of every kind a writer produces: full-precision floats, integers, exponents."""
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal((n_rows, n_columns)) * 10.0 ** rng.integers(-5, 6, n_columns)
+    values[:, 0] = rng.integers(-1000, 1000, n_rows)
+    return values
+
+
+def big_csv(values, *, blank_every=0, newline="\n"):
+    lines = [",".join(f"c{j}" for j in range(values.shape[1]))]
+    for i, row in enumerate(values):
+        lines.append(",".join(repr(float(v)) for v in row))
+        if blank_every and i % blank_every == 0:
+            lines.append("")
+    return newline.join(lines) + newline
+
+
+@pytest.mark.parametrize(
+    ("gz", "newline"), [(False, "\n"), (True, "\n"), (False, "\r\n"), (False, "\r")]
+)
+def test_large_file_is_read_exactly_as_numpy_reads_it(tmp_path, pieces, gz, newline):
+    values = big_matrix(60_000, 6)  # about 5 MB of text
+    text = big_csv(values, newline=newline)
+    path = write(tmp_path / ("big.csv.gz" if gz else "big.csv"), text, gz=gz)
+    expected = np.loadtxt(io.StringIO(text, newline=None), delimiter=",", skiprows=1)
+    ds = load(path)
+    assert np.array_equal(expected, values)
+    assert np.array_equal(ds.X, expected[:, :-1])
+    assert np.array_equal(ds.y, expected[:, -1])
+    assert ds.X.flags.f_contiguous
+    assert ds.feature_names == [f"c{j}" for j in range(5)]
+
+
+def test_more_rows_than_the_first_mebibyte_suggests(tmp_path, pieces):
+    # Long lines first, then short ones: the matrix must grow past its estimate.
+    cells = [f"0.{'1' * 300}"] * 4000 + [str(i % 7) for i in range(60_000)]
+    ds = load(write(tmp_path / "d.csv", csv_text(["a", "b", "y"], [[c, 1, 2] for c in cells])))
+    assert ds.X.shape == (64_000, 2)
+    assert ds.X[:, 0].tolist() == [float(c) for c in cells]
+    assert np.array_equal(ds.y, np.full(64_000, 2.0))
+
+
+def test_a_row_longer_than_arrows_block(tmp_path, pieces):
+    # Short rows fill the first MiB, from which the block size is chosen; then 300 KB.
+    cells = [str(i % 10) for i in range(400_000)] + ["2." + "0" * 300_000 + "1", "3"]
+    ds = load(write(tmp_path / "d.csv", csv_text(["x", "y"], [[cell, 1] for cell in cells])))
+    assert ds.X[:, 0].tolist() == [float(cell) for cell in cells]
+    assert ds.X[-2, 0] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("cell", "error", "match"),
+    [
+        ("red", NonNumericColumnError, r"is not a number: row 50000 \(line {}"),
+        ("", NonFiniteValueError, r"has a missing value \(''\) at row 50000 \(line {}"),
+        ("inf", NonFiniteValueError, r"has a non-finite value inf at row 50000 \(line {}"),
+    ],
+)
+def test_a_bad_cell_in_a_late_row_is_named_by_its_line(tmp_path, pieces, cell, error, match):
+    values = big_matrix(60_000, 4)
+    lines = big_csv(values, blank_every=1000).splitlines()
+    # Row 50,000 follows 50 blank lines (one after rows 0, 1000, ..., 49,000) and the header.
+    line = 50_000 + 50 + 2
+    fields = lines[line - 1].split(",")
+    assert float(fields[0]) == values[50_000, 0]
+    fields[2] = cell
+    lines[line - 1] = ",".join(fields)
+    with pytest.raises(error, match=r"'c2' \(index 2\) " + match.format(line)):
+        load(write(tmp_path / "d.csv", "\n".join(lines) + "\n"))
+
+
+def test_a_ragged_late_row_is_named_by_its_line(tmp_path, pieces):
+    lines = big_csv(big_matrix(60_000, 3)).splitlines()
+    lines[50_001] += ",7"
+    with pytest.raises(UnreadableFileError, match=r"line 50002 has 4 fields, expected 3"):
+        load(write(tmp_path / "d.csv", "\n".join(lines) + "\n"))
+
+
+def test_quoted_labels_with_commas_and_line_breaks_in_a_large_file(tmp_path, pieces):
+    values = big_matrix(30_000, 2)
+    labels = ['"New York, NY"', '"line\nbreak"', '"say ""hi"""']
+    rows = [[repr(float(v)) for v in row] + [labels[i % 3]] for i, row in enumerate(values)]
+    ds = load(write(tmp_path / "d.csv", csv_text(["a", "b", "y"], rows)), task="classification")
+    assert np.array_equal(ds.X, values)
+    assert ds.classes.tolist() == sorted(["New York, NY", "line\nbreak", 'say "hi"'])
+    assert ds.decode(ds.y)[:3].tolist() == ["New York, NY", "line\nbreak", 'say "hi"']
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_quoted_string_labels_and_numbers_of_a_large_file(tmp_path, pieces, gz):
+    values = big_matrix(30_000, 3)
+    labels = np.where(values[:, 1] > 0, '"yes"', "no")
+    rows = [
+        [repr(float(v)) for v in row] + [label] for row, label in zip(values, labels, strict=True)
+    ]
+    rows[7][0] = f'"{rows[7][0]}"'  # a quoted number, in a column of numbers
+    text = csv_text(["a", "b", "c", "y"], rows)
+    ds = load(
+        write(tmp_path / ("d.csv.gz" if gz else "d.csv"), text, gz=gz), task="classification"
+    )
+    assert np.array_equal(ds.X, values)
+    assert ds.classes.tolist() == ["no", "yes"]
+    assert np.array_equal(ds.y, np.where(values[:, 1] > 0, 1.0, -1.0))
+
+
+# What a fast parser might accept, the reader refuses, as the standard library's did.
+
+
+@pytest.mark.parametrize(
+    ("cell", "error"),
+    [
+        ("0x10", NonNumericColumnError),  # hexadecimal: Arrow's integers accept it
+        ("nan(1)", NonNumericColumnError),  # Arrow's floats read it as NaN
+        ('"1"5', UnreadableFileError),  # text after a closing quote
+        ('"2', UnreadableFileError),  # a quote never closed
+        ("1e", NonNumericColumnError),
+    ],
+)
+def test_malformed_numbers_and_quotes_are_refused(tmp_path, cell, error):
+    text = csv_text(["a", "b", "y"], [[1, 2, 3], [4, cell, 6], [7, 8, 9]])
+    with pytest.raises(error, match=r"line 3"):
+        load(write(tmp_path / "d.csv", text))
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        (['"1.5"', '"-2"'], [1.5, -2.0]),  # quoted numbers
+        ([" 3 ", "\t4"], [3.0, 4.0]),  # spaces around a number
+        (["1_000", "2"], [1000.0, 2.0]),  # as Python writes large numbers
+        (["-0", "0"], [-0.0, 0.0]),  # the sign of zero is kept
+        (["TRUE", "false"], [1.0, 0.0]),
+    ],
+)
+def test_numbers_arrow_does_not_parse_itself(tmp_path, cells, expected):
+    text = csv_text(["a", "b", "y"], [[1, cells[0], 3], [4, cells[1], 6]])
+    ds = load(write(tmp_path / "d.csv", text))
+    assert ds.X[:, 1].tolist() == expected
+    assert np.array_equal(np.signbit(ds.X[:, 1]), np.signbit(expected))
+
+
+def test_reading_a_csv_file_loads_pyarrow_but_import_does_not():
+    code = (
+        "import os, sys, tempfile\n"
+        "import dpglm.data\n"
+        "before = 'pyarrow' in sys.modules\n"
+        "with tempfile.TemporaryDirectory() as tmp:\n"
+        "    path = os.path.join(tmp, 'd.csv')\n"
+        "    with open(path, 'w') as f:\n"
+        "        f.write('a,y\\n1,2\\n3,4\\n')\n"
+        "    dpglm.data.load(path)\n"
+        "print(before, 'pyarrow.csv' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "False"]
+
+
+def test_zeros_after_the_gzip_data_are_read_as_before(tmp_path):
+    # Arrow's gzip reader refuses the padding that Python's skips: csv reads the file then.
+    path = tmp_path / "d.csv.gz"
+    path.write_bytes(gzip.compress(SIMPLE.encode()) + bytes(8))
+    ds = load(path)
+    assert ds.X.tolist() == [[1.5, -2.0], [3.0, 4e-3], [0.0, 7.0]]
+    assert ds.y.tolist() == [0.25, 1.0, 2.5]

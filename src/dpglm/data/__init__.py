@@ -4,8 +4,8 @@
 sparse matrix or a pandas object into a validated :class:`Dataset`;
 :func:`as_layout` gives the memory layout a solver reads.
 :func:`make_synthetic` and :func:`load_bundled` provide datasets for
-experiments. pandas and pyarrow are optional: they are imported only when a
-pandas object is passed or a Parquet file is read.
+experiments. pandas is optional, imported only when a pandas object is passed;
+pyarrow is imported when a CSV or Parquet file is read.
 
 Examples
 --------

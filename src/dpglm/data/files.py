@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dpglm.exceptions import UnreadableFileError
@@ -65,16 +68,65 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     ...     read_bytes(path)
     b'x,y\\n1,2\\n'
     """
+    with open_binary(path) as f:
+        raw = f.read()
+    if is_gzip(path):
+        raw = gunzip(raw, path)
+    return raw
+
+
+def open_binary(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """Open a file for reading bytes; a missing or unreadable file names the path.
+
+    Examples
+    --------
+    >>> open_binary("/no/such/file.csv")
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.UnreadableFileError: cannot read '/no/such/file.csv': No such file or directory
+    """  # noqa: E501
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        return open(path, "rb")
     except OSError as err:
         raise UnreadableFileError(
             f"cannot read {os.fspath(path)!r}: {err.strerror or err}"
         ) from err
-    if os.fspath(path).lower().endswith(".gz"):
-        raw = gunzip(raw, path)
-    return raw
+
+
+def is_gzip(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's name says it is gzip-compressed (``.gz``, any case).
+
+    Examples
+    --------
+    >>> is_gzip("d.CSV.GZ"), is_gzip("d.csv")
+    (True, False)
+    """
+    return os.fspath(path).lower().endswith(".gz")
+
+
+@contextmanager
+def open_text(path: str | os.PathLike[str]) -> Iterator[io.TextIOWrapper]:
+    """A file as UTF-8 text (decompressed when gzip), read line by line: a context manager.
+
+    A byte-order mark is skipped and line endings are kept, as :mod:`csv`
+    wants them. Decoding and decompression happen as the text is read, so a
+    bad byte or corrupt gzip data raises there (:class:`UnicodeDecodeError`,
+    :class:`OSError` or :class:`EOFError`), not here.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "a.csv")
+    ...     _ = path.write_bytes(b"\\xef\\xbb\\xbfx,y\\r\\n1,2\\r\\n")
+    ...     with open_text(path) as lines:
+    ...         list(lines)
+    ['x,y\\r\\n', '1,2\\r\\n']
+    """
+    with open_binary(path) as raw:
+        stream = gzip.GzipFile(fileobj=raw) if is_gzip(path) else raw
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", newline="") as text:
+            yield text
 
 
 def gunzip(raw: bytes, path: str | os.PathLike[str]) -> bytes:

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from dpglm.data.csv_reader import read_csv
 from dpglm.data.dataset import Dataset
-from dpglm.data.files import decode_text, guess_format, read_bytes
+from dpglm.data.files import guess_format, read_bytes
 from dpglm.data.frames import frame_table, is_dataframe, is_series
 from dpglm.data.parquet import read_parquet
 from dpglm.data.svmlight import check_zero_based, read_svmlight
@@ -49,8 +49,9 @@ def load(
 
         - a path to a file, whose format comes from its extension:
           CSV (``.csv``, ``.csv.gz``; comma-separated, UTF-8, header row
-          required), LIBSVM / svmlight (``.svm``, ``.svm.gz``, ``.libsvm``,
-          ``.libsvm.gz``) or Parquet (``.parquet``, ``.pq``; needs pyarrow);
+          required; parsed by pyarrow), LIBSVM / svmlight (``.svm``,
+          ``.svm.gz``, ``.libsvm``, ``.libsvm.gz``) or Parquet (``.parquet``,
+          ``.pq``);
         - a 2-D NumPy array (or nested lists) of features, with ``y``;
         - a SciPy sparse matrix or array in any format, with ``y``;
         - a pandas DataFrame, with ``target=`` naming the target column or
@@ -118,7 +119,7 @@ def load(
         unknown extension; the message names the path and, where it applies,
         the line.
     MissingDependencyError
-        A Parquet file is given and pyarrow is not installed.
+        A Parquet file is given and pyarrow, a dependency, is missing.
 
     Notes
     -----
@@ -199,19 +200,19 @@ def _read_file(
     n_features: int | None,
     zero_based: bool | str,
 ) -> Table:
-    raw = read_bytes(path)
     fmt = guess_format(path)
-    if fmt == "svmlight":
+    if fmt == "csv":
+        # Arrow reads the file itself, in parallel blocks, never all of it at once.
+        table = read_csv(path, target=_column_name(target), task=task)
+    elif fmt == "svmlight":
         if target is not None:
             raise TargetError(
                 f"target={target!r} does not apply to LIBSVM file {Path(path).name}: "
                 "the label is the first field of each line"
             )
-        table = read_svmlight(raw, path, n_features=n_features, zero_based=zero_based)
-    elif fmt == "csv":
-        table = read_csv(decode_text(raw, path), path, target=_column_name(target), task=task)
+        table = read_svmlight(read_bytes(path), path, n_features=n_features, zero_based=zero_based)
     else:
-        table = read_parquet(raw, path, target=_column_name(target))
+        table = read_parquet(read_bytes(path), path, target=_column_name(target))
     check_not_empty(table.X.shape, repr(os.fspath(path)))
     return table
 
