@@ -564,9 +564,7 @@ class Problem:
         theta = self._check_theta(theta)
         step = _per_coordinate("step", step, self.n_coords, "coordinate")
         out = theta.copy()
-        p = self.n_features
-        for k in range(self.n_outputs):  # the penalty applies to each class's coefficients
-            rows = slice(k * p, (k + 1) * p)
+        for rows in self.penalty_rows():  # the penalty applies to each class's coefficients
             out[rows] = self.penalty.prox(theta[rows], step[rows])
         return out
 

@@ -78,24 +78,22 @@ class BatchSteps:
         self.grad = np.empty_like(theta)
         self.settings = (clip, step, inv_b, *penalty_arrays)
         self.sigma = sigma
-        self.datafit = (problem.datafit.code, problem.datafit.param, problem.fit_intercept)
-        # a multinomial record has one score per class (scratch of the kernels)
-        self.scores = np.empty(problem.n_outputs) if problem.n_outputs > 1 else None
-        self.n_features = problem.n_features
+        if problem.n_outputs > 1:
+            # a multinomial record has one score per class (the kernels' scratch)
+            self.scratch = (np.empty(problem.n_outputs),)
+            width = (problem.n_features,) if self.sparse else ()
+            self.tail = (*width, problem.fit_intercept)
+            name = "multinomial_steps"
+        else:
+            self.scratch = ()
+            self.tail = (problem.datafit.code, problem.datafit.param, problem.fit_intercept)
+            name = "sgd_steps"
+        self.kernel_name = f"{name}_{'csr' if self.sparse else 'dense'}"
 
     def run(self, counts, rows, noise):
         """Step ``t`` takes the next ``counts[t]`` entries of ``rows`` and ``noise[t]``."""
-        head = (self.y, self.row_norms, counts, rows, noise, self.theta, self.grad, self.sigma)
-        if self.scores is not None:
-            head = (*head[:-1], self.scores, self.sigma)
-            fit_intercept = self.datafit[2]
-            if self.sparse:
-                tail = (self.n_features, fit_intercept)
-                _kernels.multinomial_steps_csr(*self.data, *head, *self.settings, *tail)
-            else:
-                _kernels.multinomial_steps_dense(*self.data, *head, *self.settings, fit_intercept)
-            return
-        if self.sparse:
-            _kernels.sgd_steps_csr(*self.data, *head, *self.settings, *self.datafit)
-        else:
-            _kernels.sgd_steps_dense(*self.data, *head, *self.settings, *self.datafit)
+        kernel = getattr(_kernels, self.kernel_name)
+        kernel(
+            *self.data, self.y, self.row_norms, counts, rows, noise, self.theta, self.grad,
+            *self.scratch, self.sigma, *self.settings, *self.tail,
+        )  # fmt: skip

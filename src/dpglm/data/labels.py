@@ -238,7 +238,7 @@ class ClassLabels:
         describe_row: RowNamer = plain_row,
         missing: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Map labels to their codes (float64).
+        """Map labels to their codes (float64): positions, or -1 / +1 for two classes.
 
         Parameters
         ----------
@@ -262,7 +262,11 @@ class ClassLabels:
         >>> BinaryLabels([0, 1]).encode([1, 0, 0])
         array([ 1., -1., -1.])
         """
-        return self._positions(values, name, describe_row, missing).astype(float)
+        return self._codes(self._positions(values, name, describe_row, missing))
+
+    def _codes(self, positions: np.ndarray) -> np.ndarray:
+        """The codes of the classes at ``positions`` in ``classes``."""
+        return positions.astype(float)
 
     def decode(self, codes: Any) -> np.ndarray:
         """Map codes (e.g. predictions) back to the original labels.
@@ -338,22 +342,8 @@ class BinaryLabels(ClassLabels):
     __slots__ = ()
     _exact = 2
 
-    def encode(
-        self,
-        values: Any,
-        *,
-        name: str = "target",
-        describe_row: RowNamer = plain_row,
-        missing: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Map labels to -1.0 / +1.0 (see :meth:`ClassLabels.encode`).
-
-        Examples
-        --------
-        >>> BinaryLabels([0, 1]).encode([1, 0, 0])
-        array([ 1., -1., -1.])
-        """
-        return 2.0 * self._positions(values, name, describe_row, missing) - 1.0
+    def _codes(self, positions: np.ndarray) -> np.ndarray:
+        return 2.0 * positions - 1.0  # -1 for classes[0], +1 for classes[1]
 
     def decode(self, codes: Any) -> np.ndarray:
         """Map -1 / +1 codes (e.g. predictions) back to the original labels.

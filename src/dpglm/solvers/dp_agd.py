@@ -99,6 +99,7 @@ from dpglm.privacy.filters import FilterRole, ZCDPFilter
 from dpglm.privacy.report import PrivacyReport, neighbouring_assumptions
 from dpglm.privacy.spending import calibrate_cached
 from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.problem import coordinate_penalties
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_in_memory_outputs,
@@ -497,10 +498,10 @@ def gradient_step_l2(problem):
     penalty = problem.penalty
     if not penalty.separable:
         return None
-    l1, l2, lo, hi = penalty.prox_params(problem.n_features)
+    l1, l2, lo, hi = coordinate_penalties(penalty, problem.n_features, problem.datafit.n_outputs)
     if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
         return None
-    return np.tile(np.asarray(l2, dtype=float), problem.datafit.n_outputs)
+    return l2
 
 
 def _check_int(name: str, value, low: int) -> int:

@@ -308,23 +308,6 @@ def check(problem) -> None:
     check_in_memory_outputs(problem, "DP-SGD")
 
 
-def penalty_arrays_of(problem) -> tuple:
-    """``(l1, l2, lo, hi)`` of every coordinate of ``problem``; the intercepts' leave them free.
-
-    The penalty is separable (:func:`check`).
-
-    Examples
-    --------
-    >>> from dpglm.penalties import L1
-    >>> from dpglm.solvers.registry import ProblemShape
-    >>> penalty_arrays_of(ProblemShape(10, 2, "squared", L1(0.5), fit_intercept=True))[0]
-    array([0.5, 0.5, 0. ])
-    """
-    return coordinate_penalties(
-        problem.penalty, problem.n_features, problem.n_outputs, problem.fit_intercept
-    )
-
-
 @dataclass(frozen=True)
 class Setup:
     """A DP-SGD fit as :func:`prepare` validated it: its plan and the settings it runs.
@@ -519,7 +502,9 @@ def dp_sgd(
     sampling, batch_size = setup.sampling, setup.batch_size
     n, n_coords = problem.n_samples, problem.n_coords
     # the penalty applies to each class's coefficients; the intercepts are free
-    penalty_arrays = penalty_arrays_of(problem)
+    penalty_arrays = coordinate_penalties(
+        problem.penalty, problem.n_features, problem.n_outputs, problem.fit_intercept
+    )
     spent = setup.fit_plan.spend(
         budget=budget,
         label=f"DP-SGD ({sampling}) on {problem!r}",

@@ -52,6 +52,7 @@ from dpglm._kernels import svm_dual_epochs_csr
 from dpglm.access.columns import column_mean_squares
 from dpglm.datafits import Hinge, Squared
 from dpglm.penalties import L1, L2, Box, L1Ball, NoPenalty
+from dpglm.problem import coordinate_penalties
 
 #: relative accuracy the reference guarantees on the optimal objective
 TARGET_RTOL = 1e-9
@@ -278,7 +279,7 @@ def _lbfgs(problem, max_iter, theta0=None):
     k, n_coords = problem.n_outputs, problem.n_coords
     p = k * problem.n_features  # the penalised coordinates, before the intercept(s)
     icpt = n_coords - p
-    l1, l2, lo, hi = (np.tile(a, k) for a in problem.penalty.prox_params(problem.n_features))
+    l1, l2, lo, hi = coordinate_penalties(problem.penalty, problem.n_features, k)
     scale = np.tile(_column_scales(problem.X), k)
     split = bool(np.any(l1 > 0))
     if split:
