@@ -454,3 +454,28 @@ def test_zeros_after_the_gzip_data_are_read_as_before(tmp_path):
     ds = load(path)
     assert ds.X.tolist() == [[1.5, -2.0], [3.0, 4e-3], [0.0, 7.0]]
     assert ds.y.tolist() == [0.25, 1.0, 2.5]
+
+
+def test_a_file_with_every_field_quoted(tmp_path, pieces):
+    values = big_matrix(20_000, 8)
+    rows = [[f'"{float(v)!r}"' for v in row] for row in values]
+    ds = load(write(tmp_path / "d.csv", csv_text([f'"c{j}"' for j in range(8)], rows)))
+    assert np.array_equal(ds.X, values[:, :-1])
+    assert np.array_equal(ds.y, values[:, -1])
+    assert ds.feature_names == [f"c{j}" for j in range(7)]
+
+
+@pytest.mark.parametrize(
+    ("cell", "error", "match"),
+    [
+        ('"abc"', NonNumericColumnError, r"is not a number: row 15000 \(line 15002 .*'abc'"),
+        ('" "', NonFiniteValueError, r"has a missing value \(' '\) at row 15000 \(line 15002 "),
+        ('"inf"', NonFiniteValueError, r"has a non-finite value inf at row 15000 \(line 15002 "),
+    ],
+)  # fmt: skip
+def test_a_bad_quoted_cell_in_a_file_of_quoted_fields(tmp_path, pieces, cell, error, match):
+    rows = [[f'"{float(v)!r}"' for v in row] for row in big_matrix(20_000, 8)]
+    rows[15_000][3] = cell
+    text = csv_text([f'"c{j}"' for j in range(8)], rows)
+    with pytest.raises(error, match=r"feature column 'c3' \(index 3\) " + match):
+        load(write(tmp_path / "d.csv", text))

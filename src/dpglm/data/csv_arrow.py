@@ -152,8 +152,16 @@ def _convert_pieces(
     strings = {j: pa.chunked_array(c, pa.string()) for j, c in chunks.items()}
     if not layout.quoted:
         strings = {j: _unquote(c) for j, c in strings.items()}
+    result = matrix.result()
+    for k, j in enumerate(numbers):
+        # Quoted numbers ("1.5"), once unquoted: Arrow's cast reads fewer spellings than
+        # NumPy, the same value from each, and a column of finite ones is not text.
+        values = _finite_numbers(strings[j]) if j in strings else None
+        if values is not None:
+            result[:, k] = values
+            del strings[j]
     # As NumPy strings, which dpglm.data.columns reads (Arrow's to_numpy would import pandas).
-    return matrix.result(), {j: np.array(c.to_pylist(), dtype=str) for j, c in strings.items()}
+    return result, {j: np.array(c.to_pylist(), dtype=str) for j, c in strings.items()}
 
 
 def _arrow_tables(layout: Layout, columns: list[int], text: set[int]) -> Iterator[Any]:
@@ -217,13 +225,19 @@ def _read_piece(piece: Any, read: Any, parse: Any, types: dict[str, Any]) -> Any
 
 
 def _all_numbers(values: Any) -> bool:
+    return _finite_numbers(values) is not None
+
+
+def _finite_numbers(values: Any) -> np.ndarray | None:
+    """Arrow strings cast to float64, or None if a cell is not a finite number Arrow reads."""
     import pyarrow as pa
 
     try:
-        values.cast(pa.float64())
+        numbers = values.cast(pa.float64()).combine_chunks()
     except pa.ArrowInvalid:
-        return False
-    return True
+        return None
+    numbers = _float64_view(numbers) if len(numbers) else np.empty(0)
+    return numbers if np.isfinite(numbers).all() else None
 
 
 def _pieces(source: Any, size: int) -> Iterator[Any]:
