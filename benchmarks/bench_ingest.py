@@ -1,11 +1,14 @@
-"""CSV ingestion: ``dpglm.data.load`` against ``pandas.read_csv`` and ``pyarrow.csv.read_csv``.
+"""Ingestion: ``dpglm.data.load`` against pandas and pyarrow, on CSV files and a Parquet folder.
 
 A synthetic CSV file of 500,000 rows of 20 numbers (19 features ``f0`` ...
 ``f18`` and a target ``y``, standard normal, seed 0, written by Arrow's CSV
 writer with the shortest decimal that reads back to the same float64: about
 200 MB) is written once to a temporary directory, with its gzip copy (level
-6); ``--large`` adds one of 5,000,000 rows (about 2 GB). The temporary files
-are deleted at the end.
+6); ``--large`` adds one of 5,000,000 rows (about 2 GB). A directory of 10
+Parquet files (written by ``pyarrow.parquet.write_table`` with its defaults)
+of 100,000 rows of 20 numbers each, drawn the same way (about 200 MB in all),
+is read too (``--directory``: that directory only). The temporary files are
+deleted at the end.
 
 Each reader reads each file in a fresh interpreter, with its default options:
 
@@ -13,6 +16,11 @@ Each reader reads each file in a fresh interpreter, with its default options:
   Fortran-ordered float64 matrix, y, every check);
 * **pandas**: ``pandas.read_csv(path)`` (a DataFrame; C parser);
 * **pyarrow**: ``pyarrow.csv.read_csv(path)`` (an Arrow table, types inferred).
+
+The directory is read by ``dpglm.data.load(directory)`` (the files one after
+the other, a batch of rows at a time, into one matrix) and by
+**pyarrow.dataset**: ``pyarrow.dataset.dataset(directory).to_table()`` (one
+Arrow table of every file, read in parallel).
 
 Time: ``time.perf_counter`` around the call, best of 3 after a warm-up read
 (the first read, which also starts Arrow's threads and touches fresh memory).
@@ -25,11 +33,12 @@ gives, but of this interpreter alone (on Linux, ``ru_maxrss`` of a child keeps
 its parent's peak across fork and exec, which hid every read smaller than the
 script that starts the workers). ``tracemalloc`` would see neither Arrow's
 allocations nor pandas' C parser. The imports are those the read needs (for
-dpglm: ``dpglm.data``, ``pyarrow.csv`` and ``pyarrow.compute``), so a
-library's code is not counted as memory of the read. Both are compared with
+dpglm: ``dpglm.data``, ``pyarrow.csv`` and ``pyarrow.compute``, and
+``pyarrow.parquet`` for the directory), so a library's code is not counted as
+memory of the read. Both are compared with
 the float64 array of the numbers (rows x 20 x 8 bytes). The dpglm worker also
 checks, after its timed reads, that its X and y equal the columns pyarrow
-reads.
+reads (pyarrow.dataset's, for the directory).
 
 Targets (the issue): dpglm within 1.5x of pyarrow's time and at most 2x the
 float64 array in memory. The machine's load average is recorded with each
@@ -40,6 +49,7 @@ Usage::
     python benchmarks/bench_ingest.py                  # 200 MB, results/bench_ingest.json
     python benchmarks/bench_ingest.py --large          # also the 2 GB file
     python benchmarks/bench_ingest.py --quick          # 50,000 rows, ..._quick.json
+    python benchmarks/bench_ingest.py --directory      # the Parquet directory only
     python benchmarks/bench_ingest.py --table --readme # the README table from the JSON
 """
 
@@ -72,6 +82,9 @@ CHUNK_ROWS = 500_000  # rows generated and written at a time
 GZIP_LEVEL = 6
 REPEATS = 3
 READERS = ("dpglm", "pandas", "pyarrow")
+#: the directory of Parquet files: how many files, and the readers of a directory
+PARQUET_FILES = 10
+DIRECTORY_READERS = ("dpglm", "pyarrow.dataset")
 
 #: the issue's targets: time against pyarrow's, memory against the float64 array
 TIME_TARGET, MEMORY_TARGET = 1.5, 2.0
@@ -95,6 +108,21 @@ def write_csv(path: Path, rows: int) -> None:
             pv.write_csv(pa.table(dict(zip(names, block.T, strict=True))), f, options)
 
 
+def write_parquet_directory(folder: Path, rows: int) -> None:
+    """``rows`` standard normal rows of the columns of :func:`write_csv`, in
+    :data:`PARQUET_FILES` Parquet files ``part-00.parquet``, ``part-01.parquet``, ..."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = [f"f{j}" for j in range(COLUMNS - 1)] + ["y"]
+    rng = np.random.default_rng(0)
+    folder.mkdir()
+    for k in range(PARQUET_FILES):
+        block = rng.standard_normal((rows // PARQUET_FILES, COLUMNS))
+        table = pa.table(dict(zip(names, block.T, strict=True)))
+        pq.write_table(table, folder / f"part-{k:02d}.parquet")
+
+
 def write_gzip(path: Path) -> Path:
     target = path.with_name(path.name + ".gz")
     with open(path, "rb") as source, gzip.open(target, "wb", compresslevel=GZIP_LEVEL) as out:
@@ -110,10 +138,15 @@ def reader(name: str):
     if name == "dpglm":
         import pyarrow.compute
         import pyarrow.csv
+        import pyarrow.parquet
 
         import dpglm.data
 
         return dpglm.data.load
+    if name == "pyarrow.dataset":
+        import pyarrow.dataset
+
+        return lambda path: pyarrow.dataset.dataset(path).to_table()
     if name == "pandas":
         import pandas
 
@@ -155,8 +188,12 @@ def worker(name: str, path: str) -> dict:
 
 def same_as_pyarrow(dataset, path: str) -> bool:
     import pyarrow.csv
+    import pyarrow.dataset
 
-    table = pyarrow.csv.read_csv(path)
+    if os.path.isdir(path):
+        table = pyarrow.dataset.dataset(path).to_table()
+    else:
+        table = pyarrow.csv.read_csv(path)
     columns = [np.asarray(c) for c in table.columns]
     return bool(
         all(np.array_equal(dataset.X[:, k], columns[k]) for k in range(COLUMNS - 1))
@@ -186,7 +223,8 @@ def table(results: dict) -> str:
         f"the imports (`VmHWM`). Targets: dpglm within {TIME_TARGET:g}x pyarrow's time, "
         f"at most {MEMORY_TARGET:g}x the float64 array. "
         f"{machine.get('cpu', '?')}, {machine.get('logical_cpus', '?')} logical CPUs; "
-        f"pyarrow {machine.get('pyarrow', '?')}, pandas {machine.get('pandas', '?')}.",
+        f"pyarrow {machine.get('pyarrow', '?')}, pandas {machine.get('pandas', '?')}. "
+        "x pyarrow: against pyarrow.dataset for the Parquet directory.",
         "",
         "| file | reader | time | x pyarrow | memory | x float64 array | load average |",
         "|---|---|---|---|---|---|---|",
@@ -195,8 +233,8 @@ def table(results: dict) -> str:
     for name, entry in results["problems"].items():
         methods = entry["methods"]
         array_mib = entry["rows"] * COLUMNS * 8 / 2**20
-        reference = min(methods["pyarrow"]["seconds"])
-        for method in READERS:
+        reference = min(methods.get("pyarrow", methods.get("pyarrow.dataset"))["seconds"])
+        for method in (m for m in (*READERS, *DIRECTORY_READERS[1:]) if m in methods):
             row = methods[method]
             best = min(row["seconds"])
             lines.append(
@@ -221,9 +259,14 @@ SECTION = """## CSV ingestion (`bench_ingest.py`)
 `dpglm.data.load` on a CSV file of 500,000 rows of 20 numbers (about 200 MB, synthetic,
 standard normal, seed 0) and its gzip copy, against `pandas.read_csv` and
 `pyarrow.csv.read_csv` with their defaults; dpglm returns the validated dataset (X as a
-Fortran-ordered float64 matrix and y), pandas a DataFrame and pyarrow an Arrow table. The
+Fortran-ordered float64 matrix and y), pandas a DataFrame and pyarrow an Arrow table. A
+directory of 10 Parquet files (1,000,000 such rows in all, about 200 MB) is read by
+`dpglm.data.load(directory)` and by `pyarrow.dataset.dataset(directory).to_table()`,
+which keeps Arrow's decoded buffers as they are (reading the files in parallel), where
+dpglm copies them into one Fortran-ordered matrix and checks every value. The
 files are written to a temporary directory and deleted after the run. Regenerate with
-`python benchmarks/bench_ingest.py` (`--large` adds a 2 GB file), then `--table --readme`."""
+`python benchmarks/bench_ingest.py` (`--large` adds a 2 GB file, `--directory` runs the
+directory only), then `--table --readme`."""
 
 
 # -- main -------------------------------------------------------------------------------
@@ -254,6 +297,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="also a file of about 2 GB")
     parser.add_argument("--quick", action="store_true", help="a file of 50,000 rows only")
+    parser.add_argument(
+        "--directory", action="store_true", help="the directory of Parquet files only"
+    )
     parser.add_argument("--table", action="store_true", help="print the table from the JSON")
     parser.add_argument("--readme", action="store_true", help="with --table: into README.md")
     parser.add_argument("--worker", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
@@ -267,6 +313,8 @@ def main(argv=None) -> int:
     from bench_defaults import provenance
 
     sizes = ["quick"] if args.quick else ["standard"] + (["large"] if args.large else [])
+    if args.directory:
+        sizes = []
     protocol = {"columns": COLUMNS, "repeats": REPEATS, "gzip_level": GZIP_LEVEL}
     names = []
     with tempfile.TemporaryDirectory(prefix="bench_ingest_") as tmp:
@@ -285,6 +333,17 @@ def main(argv=None) -> int:
                 names.append(name)
             plain.unlink()
             compressed.unlink()
+        rows = 2 * SIZES["quick" if args.quick else "standard"]
+        folder = Path(tmp) / "parquet"
+        write_parquet_directory(folder, rows)
+        name = f"{PARQUET_FILES} Parquet files, {rows:,} x {COLUMNS}"
+        size = sum(f.stat().st_size for f in folder.iterdir())
+        meta = {"rows": rows, "mb": size / 1e6, "dpglm": provenance()}
+        meta["load_average"] = os.getloadavg()[0]
+        for method in DIRECTORY_READERS:
+            print(f"{name}: {method}", flush=True)
+            save_entry(path, name, meta, method, measure(method, folder), protocol)
+        names.append(name)
     results = load_results(path)
     results["machine"] = machine()
     path.write_text(json.dumps(results, indent=1))

@@ -57,6 +57,10 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
     assert five_lines == [claimed("print(model.solver_, round(model.score(phishing")]
     # more than two classes: what holds whatever the noise
     assert output("digits = load_digits()") == [claimed("print(digit_model.multi_class_")]
+    # records in row chunks: fitted where they are, and the report says so
+    assert output("chunked = DPLogisticRegression") == [
+        claimed("print(chunked.privacy_report_.execution)")
+    ]
     # the privacy report: the README quotes the guarantee's first line
     report = output("report = model.privacy_report_")
     assert report[0] == claimed("print(report.guarantee") == "True 1.0 8.18e-09"

@@ -4,13 +4,13 @@ Unlike :func:`dpglm.data.load`, which reads every column but the target as a
 feature, :func:`read_features` reads only the columns a model was fitted on:
 by the model's feature names when it has them (whatever else the file holds),
 else every column but ``--target``. :func:`read_scored` reads the same
-columns and the target beside them.
+columns and the target beside them. Both read a CSV or Parquet file, or a
+directory or glob pattern of them, as :func:`dpglm.data.load` does (through
+:mod:`dpglm.data.directories`: Arrow parses only the columns used), and a
+LIBSVM file through :func:`dpglm.data.load`.
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
 
 
 def read_features(path, *, names=None, n_features, target=None) -> np.ndarray:
-    """The feature matrix of a data file, for a model's predictions.
+    """The feature matrix of a data file (or directory, or pattern), for a model's predictions.
 
     CSV and Parquet: the columns named ``names`` (the model's feature names),
     in that order, whatever else the file holds (the target, identifiers);
@@ -40,16 +40,17 @@ def read_features(path, *, names=None, n_features, target=None) -> np.ndarray:
     array([[2., 1.],
            [4., 3.]])
     """
-    from dpglm.data import load
-    from dpglm.data.files import guess_format
+    from dpglm.data.directories import read_scan, scan_dataset
 
-    fmt = guess_format(path)
-    shown = repr(os.fspath(path))
-    if fmt == "svmlight":
+    if is_libsvm_file(path):
+        from dpglm.data import load
+
         return load(path, n_features=n_features).X
-    if fmt == "csv":
-        return _csv_features(path, shown, names=names, n_features=n_features, target=target)
-    return _parquet_features(path, shown, names=names, n_features=n_features, target=target)
+    scan = scan_dataset(path)
+    columns, _ = _select_columns(
+        scan.header, names=names, target=target, n_features=n_features, shown=scan.shown
+    )
+    return read_scan(scan, features=columns, target=None, task="regression").X
 
 
 def read_scored(path, *, names=None, n_features, target=None, task, classes=None):
@@ -62,7 +63,8 @@ def read_scored(path, *, names=None, n_features, target=None, task, classes=None
     Parameters
     ----------
     path : str or os.PathLike
-        A CSV, LIBSVM or Parquet file.
+        A CSV, LIBSVM or Parquet file, or a directory or glob pattern of CSV
+        or Parquet files (see :func:`dpglm.data.dataset_files`).
     names : list of str, optional
         The model's feature names.
     n_features : int
@@ -107,35 +109,44 @@ def read_scored(path, *, names=None, n_features, target=None, task, classes=None
     ... )[1].tolist()
     [2.0, 0.0]
     """
-    from dpglm.data import load
-    from dpglm.data.files import guess_format
+    from dpglm.data.directories import read_scan, scan_dataset
+    from dpglm.data.target import make_target
 
-    fmt = guess_format(path)
-    shown = repr(os.fspath(path))
-    if fmt == "svmlight":
+    if is_libsvm_file(path):
+        from dpglm.data import load
+
         data = load(path, target=target, task=task, n_features=n_features, classes=classes)
         return data.X, data.y, None
-    if fmt == "csv":
-        header, cells, describe_row = _csv_cells(path, shown)
-    else:
-        from dpglm.data.files import read_bytes
-        from dpglm.data.parquet import open_table
-
-        table = open_table(read_bytes(path), shown)
-        header, cells, describe_row = list(table.column_names), None, None
-    t = _target_index(header, target, names, shown)
-    columns, used = _select_columns(
-        header, names=names, target=header[t], n_features=n_features, shown=shown
+    scan = scan_dataset(path)
+    t = _target_index(scan.header, target, names, scan.shown)
+    name = scan.header[t]
+    columns, _ = _select_columns(
+        scan.header, names=names, target=name, n_features=n_features, shown=scan.shown
     )
-    if fmt == "csv":
-        X = _csv_matrix(cells, columns, used, describe_row)
-        y = _csv_target(cells[:, t], header[t], task, classes, describe_row)
-    else:
-        from dpglm.data.parquet import feature_matrix
+    read = read_scan(scan, features=columns, target=t, task=task)
+    y, _ = make_target(
+        read.y,
+        task,
+        name=name,
+        describe_row=read.describe_row,
+        missing=read.y_missing,
+        classes=classes,
+    )
+    return read.X, y, name
 
-        X = feature_matrix(table, columns, used)
-        y = _parquet_target(table.column(t), header[t], task, classes)
-    return X, y, header[t]
+
+def is_libsvm_file(path):
+    """Whether ``path`` is one LIBSVM file (not a directory or a pattern of files).
+
+    Examples
+    --------
+    >>> is_libsvm_file("train.svm.gz"), is_libsvm_file("train.csv")
+    (True, False)
+    """
+    from dpglm.data.directories import is_dataset_path
+    from dpglm.data.files import guess_format
+
+    return not is_dataset_path(path) and guess_format(path) == "svmlight"
 
 
 def _target_index(header, target, names, shown):
@@ -154,36 +165,6 @@ def _target_index(header, target, names, shown):
             "feature of the model; name the target column with --target"
         )
     return t
-
-
-def _csv_target(cells, name, task, classes, describe_row):
-    """The target of a CSV file: numbers (regression) or the class codes of ``classes``."""
-    from dpglm.data.columns import TARGET, parse_text_column, parse_text_labels
-    from dpglm.data.locations import target_column
-    from dpglm.data.target import make_target
-
-    label = target_column(name)
-    if task == "classification":
-        values = parse_text_labels(cells, column=label, describe_row=describe_row)
-    else:
-        values = parse_text_column(cells, column=label, describe_row=describe_row, role=TARGET)
-    y, _ = make_target(values, task, name=name, describe_row=describe_row, classes=classes)
-    return y
-
-
-def _parquet_target(column, name, task, classes):
-    """The target of a Parquet column, its nulls reported as missing values."""
-    import pyarrow.compute as pc
-
-    from dpglm.data.target import make_target
-
-    missing = np.asarray(pc.is_null(column), dtype=bool)
-    # with nulls, a list of objects keeps each null as None, which the checks name as missing
-    values = (
-        np.asarray(column.to_pylist(), dtype=object) if column.null_count else column.to_numpy()
-    )
-    y, _ = make_target(values, task, name=name, missing=missing, classes=classes)
-    return y
 
 
 def _select_columns(header, *, names, target, n_features, shown):
@@ -209,49 +190,3 @@ def _select_columns(header, *, names, target, n_features, shown):
             "every column but --target is a feature"
         )
     return columns, [header[j] for j in columns]
-
-
-def _csv_features(path, shown, *, names, n_features, target):
-    from dpglm.data.table import check_unique_names
-
-    header, cells, describe_row = _csv_cells(path, shown)
-    check_unique_names(header, shown)
-    columns, used = _select_columns(
-        header, names=names, target=target, n_features=n_features, shown=shown
-    )
-    return _csv_matrix(cells, columns, used, describe_row)
-
-
-def _csv_cells(path, shown):
-    """The header of a CSV file, its cells as text, and how messages name its rows."""
-    from dpglm.data.csv_reader import split_records
-    from dpglm.data.files import decode_text, read_bytes
-    from dpglm.data.locations import file_rows
-
-    header, rows, lines = split_records(decode_text(read_bytes(path), path), shown)
-    cells = np.array(rows, dtype=str).reshape(len(rows), len(header))
-    return header, cells, file_rows(lines, Path(path).name)
-
-
-def _csv_matrix(cells, columns, used, describe_row):
-    """Columns ``columns`` of CSV cells, named ``used``, as float64 features."""
-    from dpglm.data.columns import parse_text_column
-    from dpglm.data.locations import feature_column
-
-    X = np.empty((cells.shape[0], len(columns)), dtype=np.float64, order="F")
-    for k, j in enumerate(columns):
-        X[:, k] = parse_text_column(
-            cells[:, j], column=feature_column(used, k), describe_row=describe_row
-        )
-    return X
-
-
-def _parquet_features(path, shown, *, names, n_features, target):
-    from dpglm.data.files import read_bytes
-    from dpglm.data.parquet import feature_matrix, open_table
-
-    data = open_table(read_bytes(path), shown)
-    columns, used = _select_columns(
-        list(data.column_names), names=names, target=target, n_features=n_features, shown=shown
-    )
-    return feature_matrix(data, columns, used)

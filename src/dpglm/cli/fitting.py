@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpglm.cli.features import read_features
+from dpglm.cli.features import is_libsvm_file, read_features
 from dpglm.cli.ledger import open_budget
 from dpglm.cli.models import check_feature_bounds, describe_model, make_estimator, model_task
 from dpglm.cli.outputs import check_output
@@ -52,29 +52,13 @@ _MULTI_CLASS = {
 
 def cmd_fit(args):
     """``dpglm fit``: fit one model, save it, print the guarantee (and a held-out score)."""
-    from dpglm.data import load
-    from dpglm.data.files import guess_format
-
     output = check_output(args.output)
     task = model_task(args.model)
-    data = load(args.data, target=args.target, task=task, classes=args.classes)
-    bounds = check_feature_bounds(args.feature_bounds, data.n_features, repr(args.data))
-    budget = open_budget(args.budget, args.dataset) if args.budget else None
-    model = make_estimator(args, budget=budget, feature_bounds=bounds)
-    X, y = data.X, data.y
-    test = None
-    if args.test_size is not None:
-        # from n and the seed only: which records are held out says nothing of their values
-        train, test = held_out_split(data.n_samples, args.test_size, args.seed)
-        X = X.tocsr() if hasattr(X, "tocsr") else X
-        X, y = X[train], y[train]
-    start = time.perf_counter()
-    with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
-        model.fit(X, data.decode(y) if task == "classification" else y)
-    seconds = time.perf_counter() - start
-    comparison = None if test is None else _held_out_comparison(model, data, y, test)
-    if guess_format(args.data) != "svmlight":
-        model.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+    if args.workers is not None or args.cluster is not None:
+        model, data, budget, seconds, bounds = _fit_on_cluster(args, task)
+        test = comparison = None
+    else:
+        model, data, budget, seconds, bounds, test, comparison = _fit_in_memory(args, task)
     model.save(output)
     _print_fit(
         model, data, seconds=seconds, bounds=bounds, held_out=0 if test is None else len(test)
@@ -107,6 +91,77 @@ def cmd_fit(args):
         file=sys.stderr,
     )
     return EXIT_NO_GUARANTEE
+
+
+def _fit_in_memory(args, task):
+    """Load ``args.data`` here and fit it (on part of it, with ``--test-size``)."""
+    from dpglm.data import load
+
+    data = load(args.data, target=args.target, task=task, classes=args.classes)
+    bounds = check_feature_bounds(args.feature_bounds, data.n_features, repr(args.data))
+    budget = open_budget(args.budget, args.dataset) if args.budget else None
+    model = make_estimator(args, budget=budget, feature_bounds=bounds)
+    X, y = data.X, data.y
+    test = None
+    if args.test_size is not None:
+        # from n and the seed only: which records are held out says nothing of their values
+        train, test = held_out_split(data.n_samples, args.test_size, args.seed)
+        X = X.tocsr() if hasattr(X, "tocsr") else X
+        X, y = X[train], y[train]
+    start = time.perf_counter()
+    with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
+        model.fit(X, data.decode(y) if task == "classification" else y)
+    seconds = time.perf_counter() - start
+    comparison = None if test is None else _held_out_comparison(model, data, y, test)
+    if not is_libsvm_file(args.data):
+        model.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+    return model, data, budget, seconds, bounds, test, comparison
+
+
+def _fit_on_cluster(args, task):
+    """Fit ``args.data`` data-parallel on the workers of ``--workers`` or ``--cluster``."""
+    from dpglm.cli.cluster import ShardedSource, cluster_client, sharded_rows
+    from dpglm.distributed import ChunkLostError
+
+    if args.test_size is not None:
+        raise ValueError(
+            "--test-size holds records out of a dataset loaded here; with --workers or "
+            "--cluster the records stay on the workers: score the model on a held-out file "
+            "with `dpglm score`"
+        )
+    budget = open_budget(args.budget, args.dataset) if args.budget else None
+    with (
+        cluster_client(args.workers, args.cluster) as client,
+        sharded_rows(args, task, client) as rows,
+    ):
+        bounds = check_feature_bounds(args.feature_bounds, rows.n_features, repr(args.data))
+        model = make_estimator(args, budget=budget, feature_bounds=bounds)
+        start = time.perf_counter()
+        try:
+            with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
+                model.fit(rows)
+        except ChunkLostError as err:
+            raise ChunkLostError(
+                f"{err}{_spent_line(budget)}", chunks=err.chunks, worker=err.worker,
+                iteration=err.iteration, completed=err.completed,
+            ) from err  # fmt: skip
+        seconds = time.perf_counter() - start
+        if rows.feature_names is not None and not is_libsvm_file(args.data):
+            model.feature_names_in_ = np.asarray(rows.feature_names, dtype=object)
+        data = ShardedSource(
+            task, rows.n_samples, rows.n_features, repr(str(args.data)), args.target
+        )
+    return model, data, budget, seconds, bounds
+
+
+def _spent_line(budget) -> str:
+    """What the ledger holds after a fit that failed once charged."""
+    if budget is None:
+        return ""
+    return (
+        f"; the ledger's dataset {budget.dataset!r} has spent epsilon {budget.spent():.4g} of "
+        f"{budget.epsilon:g}"
+    )
 
 
 def _held_out_comparison(model, data, y_train, test):
@@ -146,9 +201,11 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         + (f", target {data.target_name!r}" if data.target_name else "")
         + classes
     )
+    where = model.privacy_report_.execution
     print(
-        f"solver {model.solver_}, {model.n_iter_} updates, {format_duration(seconds)}; "
-        f"{nonzero} of {np.size(model.coef_)} coefficients non-zero"
+        f"solver {model.solver_}, {model.n_iter_} updates, {format_duration(seconds)}"
+        + (f", {where}" if where else "")
+        + f"; {nonzero} of {np.size(model.coef_)} coefficients non-zero"
     )
     report = model.privacy_report_
     head = str(report).splitlines()

@@ -106,6 +106,8 @@ def check_usage(parser, args) -> None:
     command = args.parser
     if args.command == "fit" and (args.budget is None) != (args.dataset is None):
         command.error("--budget LEDGER and --dataset NAME go together")
+    if args.command == "fit" and args.out_of_core and args.workers is args.cluster is None:
+        command.error("--out-of-core applies to a fit on a cluster: add --workers N or --cluster")
     if args.command in ("fit", "compare"):
         if args.penalty is not None and args.model not in ("logistic", "svm"):
             command.error(
@@ -174,7 +176,12 @@ def _add_fit(commands):
         "logistic fits one multinomial model with dp-sgd, and one binary model per class "
         "against the rest with dp-cd or dp-gcd; svm fits one per class.",
     )
-    fit.add_argument("data", metavar="DATA", help="the training data")
+    fit.add_argument(
+        "data",
+        metavar="DATA",
+        help="the training data: a file, or a directory or a quoted glob pattern (e.g. "
+        "'parts/*.parquet') of CSV or Parquet files with the same columns",
+    )
     fit.add_argument(
         "-o", "--output", required=True, metavar="MODEL.json", help="where to write the model"
     )
@@ -198,6 +205,26 @@ def _add_fit(commands):
         "computed without privacy, for the data owner: not for publication, not saved in "
         "the model",
     )
+    scale = fit.add_argument_group(
+        "scale out (dask.distributed): each file of DATA is a row chunk, read and kept by a "
+        "worker; the fit runs data-parallel on the chunks (solvers auto, dp-sgd, dp-gcd, dp-agd)"
+    )
+    where = scale.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=positive_int, metavar="N", help="start a local cluster of N workers"
+    )
+    where.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="the scheduler of a running cluster (e.g. tcp://10.0.0.5:8786); its workers "
+        "read the files at the same paths",
+    )
+    scale.add_argument(
+        "--out-of-core",
+        action="store_true",
+        help="each worker keeps its chunks on its local disk and maps one at a time (data "
+        "larger than the workers' memory)",
+    )
     _add_accept_leak(fit, "the model is written either way")
     _add_quiet(fit)
 
@@ -217,7 +244,9 @@ def _add_predict(commands):
         "class for more than two).",
     )
     predict.add_argument("model", metavar="MODEL.json")
-    predict.add_argument("data", metavar="DATA")
+    predict.add_argument(
+        "data", metavar="DATA", help="a file, or a directory or glob pattern of CSV/Parquet files"
+    )
     predict.add_argument("-o", "--output", metavar="CSV", help="default: standard output")
     predict.add_argument(
         "--target", metavar="COL", help="a column to ignore, for models without feature names"
@@ -239,7 +268,9 @@ def _add_score(commands):
         "the model does not beat the baseline.",
     )
     score.add_argument("model", metavar="MODEL.json")
-    score.add_argument("data", metavar="DATA")
+    score.add_argument(
+        "data", metavar="DATA", help="a file, or a directory or glob pattern of CSV/Parquet files"
+    )
     score.add_argument(
         "--target",
         metavar="COL",

@@ -73,9 +73,88 @@ def read_csv(path: str | os.PathLike[str], *, target: str | None, task: str) -> 
     check_unique_names(header, shown)
     t = find_target(header, target, shown)
     features = feature_indices(len(header), t, shown)
+    X, y, describe_row = read_csv_columns(
+        path,
+        shown,
+        header=header,
+        skip=skip,
+        features=features,
+        target=t,
+        task=task,
+    )
+    names = [header[j] for j in features]
+    if task == "classification":
+        y = parse_text_labels(y, column=target_column(header[t]), describe_row=describe_row)
+    return Table(X, y, names, header[t], Path(path).name, describe_row)
+
+
+def read_csv_columns(
+    path: str | os.PathLike[str],
+    shown: str,
+    *,
+    header: list[str],
+    skip: int,
+    features: list[int],
+    target: int | None,
+    task: str,
+    file_name: str | None = None,
+) -> tuple[np.ndarray, np.ndarray | None, RowNamer]:
+    """Some columns of the data rows of a CSV file: features as float64, the target as asked.
+
+    Only the columns asked for are parsed (by Arrow, as :func:`read_csv`
+    reads them): a file may hold other columns (identifiers, text) that are
+    not read. Errors name the column, the row and its line, as
+    :func:`read_csv`'s do.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    shown : str
+        How messages name the file, e.g. ``repr(os.fspath(path))``.
+    header : list of str
+        The file's column names (from :func:`read_header`).
+    skip : int
+        Lines before the first data row (from :func:`read_header`).
+    features : list of int
+        The feature columns, by position in the file, in the order of ``X``.
+    target : int or None
+        The target column, or None to read no target.
+    task : {"regression", "classification"}
+        Regression: the target is read as finite float64; classification: as
+        its text cells, for :func:`~dpglm.data.columns.parse_text_labels`.
+    file_name : str, optional
+        How row messages name the file (default: its name, without folders).
+
+    Returns
+    -------
+    X : ndarray of float64, Fortran-ordered, shape (n_rows, len(features))
+    y : ndarray of float64 or of str, or None
+    describe_row : callable
+        How messages name row ``i`` of the file (with its line).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp(), "t.csv")
+    >>> _ = path.write_text("id,a,b,y\\nx,1,2,yes\\nz,3,4,no\\n")
+    >>> X, y, describe_row = read_csv_columns(
+    ...     path,
+    ...     "'t.csv'",
+    ...     header=["id", "a", "b", "y"],
+    ...     skip=1,
+    ...     features=[2, 1],
+    ...     target=3,
+    ...     task="classification",
+    ... )
+    >>> X, y, describe_row(1)
+    (array([[2., 1.],
+           [4., 3.]]), array(['yes', 'no'], dtype='<U3'), 'row 1 (line 3 of t.csv)')
+    """
+    names = [header[j] for j in features]
     # The matrix read holds the features, then a regression target: X and y are its parts.
-    numbers = [*features, t] if task == "regression" else features
-    text = set() if task == "regression" else {t}
+    regression = target is not None and task == "regression"
+    numbers = [*features, target] if regression else list(features)
+    text = {target} if target is not None and not regression else set()
     layout = Layout.of(path, shown, skip, len(header))
     try:
         matrix, strings = read_columns(layout, numbers, text)
@@ -88,27 +167,31 @@ def read_csv(path: str | os.PathLike[str], *, target: str | None, task: str) -> 
         except ArrowParseError:
             # What Arrow cannot read (e.g. zeros after gzip data), every cell read by csv.
             matrix, strings = _csv_module_columns(path, shown, len(numbers))
-    describe_row = _row_namer(path, shown)
-    names = [header[j] for j in features]
+    describe_row = _row_namer(path, shown, file_name)
     X = matrix[:, : len(features)]
     for k, j in enumerate(features):
         if j in strings or not np.isfinite(X[:, k]).all():
             column = feature_column(names, k)
             X[:, k] = _parsed(layout, strings, j, column, describe_row, FEATURE)
-    label = target_column(header[t])
-    if task == "classification":
-        y = parse_text_labels(strings[t], column=label, describe_row=describe_row)
-    else:
-        y = matrix[:, -1]
-        if t in strings or not np.isfinite(y).all():
-            y = _parsed(layout, strings, t, label, describe_row, TARGET)
-    return Table(X, y, names, header[t], Path(path).name, describe_row)
+    if target is None:
+        return X, None, describe_row
+    if not regression:
+        return X, strings[target], describe_row
+    y = matrix[:, -1]
+    if target in strings or not np.isfinite(y).all():
+        label = target_column(header[target])
+        y = _parsed(layout, strings, target, label, describe_row, TARGET)
+    return X, y, describe_row
 
 
-def read_header(path: str | os.PathLike[str], shown: str) -> tuple[list[str], int]:
+def read_header(
+    path: str | os.PathLike[str], shown: str, *, rows_required: bool = True
+) -> tuple[list[str], int | None]:
     """The header of a CSV file, and how many lines come before its data rows.
 
-    The first data row is read too: a file without one is refused here.
+    The first data row is read too: a file without one is refused here, unless
+    ``rows_required`` is False (a part of a dataset may be empty): then the
+    number of lines is None.
 
     Raises
     ------
@@ -127,6 +210,8 @@ def read_header(path: str | os.PathLike[str], shown: str) -> tuple[list[str], in
     """
     with closing(_file_records(path, shown)) as records:
         first = list(islice(records, 2))
+    if first and len(first) < 2 and not rows_required:
+        return first[0][1], None
     _require_data(first, shown)
     return first[0][1], first[1][0] - 1
 
@@ -238,16 +323,17 @@ def _require_data(records: list[tuple[int, list[str]]], shown: str) -> None:
         raise EmptyDataError(f"{shown} has a header but no data rows")
 
 
-def _row_namer(path: str | os.PathLike[str], shown: str) -> RowNamer:
+def _row_namer(path: str | os.PathLike[str], shown: str, file_name: str | None = None) -> RowNamer:
     """Names row ``i`` with its line, found by reading the file up to it with :mod:`csv`.
 
     Only error messages ask, once each, so the lines are not stored.
     """
+    name = Path(path).name if file_name is None else file_name
 
     def describe(i: int) -> str:
         with closing(_file_records(path, shown)) as records:
             line, _ = next(islice(records, i + 1, None))
-        return file_rows({i: line}, Path(path).name)(i)
+        return file_rows({i: line}, name)(i)
 
     return describe
 

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from dpglm.data.csv_reader import read_csv
 from dpglm.data.dataset import Dataset
+from dpglm.data.directories import is_dataset_path, read_dataset
 from dpglm.data.files import guess_format, read_bytes
 from dpglm.data.frames import frame_table, is_dataframe, is_series
 from dpglm.data.parquet import read_parquet
@@ -52,6 +53,15 @@ def load(
           required; parsed by pyarrow), LIBSVM / svmlight (``.svm``,
           ``.svm.gz``, ``.libsvm``, ``.libsvm.gz``) or Parquet (``.parquet``,
           ``.pq``);
+        - a directory, or a glob pattern such as ``"data/*.parquet"``, of CSV
+          (plain or gzip) or Parquet files, all of one format and with the
+          same columns in the same order: one dataset whose rows are the
+          files' rows, file after file in the order of
+          :func:`~dpglm.data.directories.dataset_files` (sorted by name;
+          names starting with ``.`` or ``_`` are skipped). The files are read
+          one at a time (Parquet: a few columns of a row group at a time), so
+          memory holds about the dataset's matrix and one file or batch. Classification
+          labels are those of all the files together;
         - a 2-D NumPy array (or nested lists) of features, with ``y``;
         - a SciPy sparse matrix or array in any format, with ``y``;
         - a pandas DataFrame, with ``target=`` naming the target column or
@@ -112,12 +122,16 @@ def load(
         No rows, or no feature columns.
     ShapeMismatchError
         X is not 2-D, y is not 1-D, their lengths differ, or the number of
-        features is not ``n_features``.
+        features is not ``n_features``; a file of a directory or pattern does
+        not have the columns of the first (the message names both and the
+        differing columns).
     UnreadableFileError
-        The file is missing, a directory, not readable, not valid gzip, UTF-8
-        or CSV, has a ragged row or a malformed LIBSVM token, or has an
-        unknown extension; the message names the path and, where it applies,
-        the line.
+        The file is missing, not readable, not valid gzip, UTF-8, CSV or
+        Parquet (e.g. truncated), has a ragged row or a malformed LIBSVM
+        token, or has an unknown extension; a directory holds no data files
+        or a pattern matches nothing; a directory or pattern holds a file
+        that is not CSV or Parquet, or mixes the two. The message names the
+        path and, where it applies, the file and the line.
     MissingDependencyError
         A Parquet file is given and pyarrow, a dependency, is missing.
 
@@ -141,7 +155,9 @@ def load(
 
     Messages count rows from 0, as NumPy does, and file lines from 1; for a
     DataFrame whose index is not the default one they also give the index
-    label.
+    label. For a directory or pattern they name the file and count the row
+    within that file, e.g. ``row 3 (line 5 of 'parts/b.csv')`` or
+    ``row 3 of 'parts/b.parquet'``.
 
     Examples
     --------
@@ -167,9 +183,13 @@ def load(
                 "y must be None when data is a file: the target is read from the file "
                 "(choose its column with target=)"
             )
-        table = _read_file(
-            data, target=target, task=task, n_features=n_features, zero_based=zero_based
-        )
+        if is_dataset_path(data):
+            table = read_dataset(data, target=_column_name(target), task=task)
+            check_not_empty(table.X.shape, repr(os.fspath(data)))
+        else:
+            table = _read_file(
+                data, target=target, task=task, n_features=n_features, zero_based=zero_based
+            )
     else:
         table = _read_memory(data, y, target=target)
     check_n_features(table.X.shape[1], n_features)

@@ -151,9 +151,10 @@ __all__ = ["ShardedProblem"]
 
 
 @chunk_op
-def _first_bad_label(chunk):
+def _first_bad_label(chunk, config):
     """The chunk's first row whose label is not -1/+1 (-1 if none), for the error message."""
-    bad = np.flatnonzero((chunk.y != 1.0) & (chunk.y != -1.0))
+    y = chunk.y if config[-1] is None else np.where(chunk.y == config[-1], 1.0, -1.0)
+    bad = np.flatnonzero((y != 1.0) & (y != -1.0))
     return np.array([bad[0] if bad.size else -1.0])
 
 
@@ -256,25 +257,51 @@ def _fw_gradient(chunk, config, order, bounds, clip, margin_moves, b):
 
 @chunk_op
 def _sgd_batch(chunk, config, theta, clip, rows):
-    """DP-SGD: the sum of the L2-clipped gradients of the chunk's sampled ``rows``."""
-    prob = chunk.problem(*config)
-    X = prob.rows
-    norms = chunk.state.get("norms")
-    if norms is None:
-        norms = chunk.state["norms"] = sample_norms(X, prob.fit_intercept)
+    """DP-SGD: the sum of the L2-clipped gradients of the chunk's sampled ``rows``.
+
+    The sampled rows are gathered first and only they are clipped, scaled and
+    normed: a step reads ``b`` rows of a spilled chunk, not all of them.
+    """
+    datafit, fit_intercept, _, bounds, scaling, positive = config
+    X = chunk.features("rows")
+    prob = chunk.prepared(X[rows], chunk.y[rows], datafit, fit_intercept, bounds, scaling,
+                          positive)  # fmt: skip
+    X, y = prob.rows, prob.y
+    norms = sample_norms(X, prob.fit_intercept)
     coef, intercept = prob.split(theta)
     with np.errstate(over="ignore", invalid="ignore"):  # the kernel clips overflowed terms
-        z = np.asarray(X[rows] @ coef).ravel() + intercept
+        z = np.asarray(X @ coef).ravel() + intercept
     s = np.empty(rows.size)
-    _kernels.derivatives(prob.datafit.code, prob.datafit.param, z, prob.y[rows], s)
+    _kernels.derivatives(prob.datafit.code, prob.datafit.param, z, y, s)
     out = np.empty(prob.n_features)
+    batch = np.arange(rows.size, dtype=np.int64)
     if sp.issparse(X):
         total = _kernels.clipped_row_gradient_sum_csr(
-            X.data, X.indices, X.indptr, rows, s, norms, clip, out
+            X.data, X.indices, X.indptr, batch, s, norms, clip, out
         )
     else:
-        total = _kernels.clipped_row_gradient_sum_dense(X, rows, s, norms, clip, out)
+        total = _kernels.clipped_row_gradient_sum_dense(X, batch, s, norms, clip, out)
     return np.append(out, total) if prob.fit_intercept else out
+
+
+@chunk_op
+def _range_counts(chunk, config, plan):
+    """The exact counts of a range estimate's histograms (a RangePlan's), flattened."""
+    X, y = chunk.records()
+    if config[-1] is not None:
+        y = np.where(y == config[-1], 1.0, -1.0)
+    counts = plan.counts(X, y if plan.target else None)
+    return np.concatenate([c.ravel() for c in counts])
+
+
+@chunk_op
+def _extremes(chunk, config):
+    """Every column's minimum, then its maximum, then the target's (read without privacy)."""
+    from dpglm.preprocessing.ranges import extremes
+
+    X, y = chunk.records()
+    low, high = extremes(X, axis=0)
+    return np.concatenate([low, high, [y.min(), y.max()]])
 
 
 # --- the solvers' data sides, at the coordinator -------------------------------------------
@@ -430,6 +457,9 @@ class ShardedProblem(Problem):
         The row chunks. One fit at a time.
     datafit, penalty, fit_intercept
         As in :class:`~dpglm.problem.Problem`.
+    positive : float, optional
+        With chunks of class codes (more than two labels): the code whose
+        records are +1, the others -1 (see :meth:`one_vs_rest`).
 
     Examples
     --------
@@ -446,8 +476,13 @@ class ShardedProblem(Problem):
 
     #: bounds the chunks clip their entries to (see :meth:`clipped_to`)
     feature_bounds = None
+    #: the ranges the chunks map their records with (see :meth:`scaled`)
+    scaling = None
+    #: the class whose records are +1, the others -1 (see :meth:`one_vs_rest`)
+    positive = None
 
-    def __init__(self, shards: ShardedRows, datafit, penalty=None, fit_intercept: bool = False):
+    def __init__(self, shards: ShardedRows, datafit, penalty=None, fit_intercept: bool = False,
+                 *, positive=None):  # fmt: skip
         if not isinstance(shards, ShardedRows):
             raise TypeError(f"shards must be a ShardedRows, got {type(shards).__name__}")
         self.shards = shards
@@ -464,8 +499,9 @@ class ShardedProblem(Problem):
         self.fit_intercept = bool(fit_intercept)
         self.n_samples, self.n_features = shards.n_samples, shards.n_features
         self.n_coords = self.n_features + int(self.fit_intercept)
+        self.positive = positive
         if self.datafit.binary_labels:
-            for k, first in shards.call(_first_bad_label).items():
+            for k, first in shards.call(_first_bad_label, (self._config(None),)).items():
                 if first[0] >= 0:
                     row = int(shards.offsets[k] + first[0])
                     raise TargetError(
@@ -479,12 +515,79 @@ class ShardedProblem(Problem):
         """Whether the chunks hold sparse rows."""
         return bool(self.shards.sparse)
 
+    def _config(self, layout):
+        """The arguments of :meth:`Chunk.problem <dpglm.distributed.sharded.Chunk.problem>`."""
+        return (self.datafit, self.fit_intercept, layout, self.feature_bounds, self.scaling,
+                self.positive)  # fmt: skip
+
     def _sum(self, op, layout, args=(), **kwargs):
-        """The sum over chunks of ``op(chunk, config, *args)`` (``config``: datafit, layout
-        and feature bounds, the arguments of :meth:`Chunk.problem
-        <dpglm.distributed.sharded.Chunk.problem>`)."""
-        config = (self.datafit, self.fit_intercept, layout, self.feature_bounds)
-        return self.shards.sum(op, (config, *args), **kwargs)
+        """The sum over chunks of ``op(chunk, config, *args)`` (``config``: :meth:`_config`)."""
+        return self.shards.sum(op, (self._config(layout), *args), **kwargs)
+
+    def scaled(self, scaling):
+        """The problem whose chunks map their records with ``scaling`` before any kernel.
+
+        ``scaling`` (:class:`~dpglm.preprocessing.scaling.Scaling`) clips
+        every entry to its column's range and maps it into ``[-1, 1]``, and a
+        regression's target likewise: each chunk does it to its own records,
+        so a data-parallel fit trains on what an estimator's in-memory fit with
+        the same ranges does.
+
+        Examples
+        --------
+        >>> from dpglm.distributed import ShardedRows
+        >>> from dpglm.preprocessing.scaling import Scaling
+        >>> rows = ShardedRows.from_array(np.array([[4.0], [0.0]]), np.zeros(2), chunks=1)
+        >>> scaling = Scaling.from_ranges([0.0], [2.0])  # 4 is clipped to 2, then maps to 1
+        >>> ShardedProblem(rows, "squared").scaled(scaling).column_square_means()
+        array([1.])
+        >>> rows.close()
+        """
+        problem = copy.copy(self)
+        problem.scaling = scaling
+        return problem
+
+    def one_vs_rest(self, positive):
+        """The binary problem of class code ``positive`` against the others (-1 / +1 targets).
+
+        The chunks must hold class codes (loaded with ``task="classification"``
+        and more than two labels).
+        """
+        problem = copy.copy(self)
+        problem.positive = positive
+        return problem
+
+    # -- what an estimator's preprocessing reads (the records' ranges) ------------------------
+
+    def range_counts(self, plan) -> list:
+        """The exact counts of ``plan``'s histograms (a ``RangePlan``), summed over the chunks.
+
+        Each chunk counts its own records; the sums, added here in chunk
+        order, equal the counts of all records, and are released once by the
+        plan. What a chunk returns is exact: only the plan's noise makes it
+        private.
+        """
+        total = self.shards.sum(_range_counts, (self._config(None), plan))
+        empty_y = np.zeros(0) if plan.target else None
+        shapes = [c.shape for c in plan.counts(np.zeros((0, self.n_features)), empty_y)]
+        sizes = np.cumsum([math.prod(shape) for shape in shapes])[:-1]
+        parts = np.split(total, sizes)
+        return [part.reshape(shape) for part, shape in zip(parts, shapes, strict=True)]
+
+    def _extremes(self):
+        found = np.vstack(list(self.shards.call(_extremes, (self._config(None),)).values()))
+        p = self.n_features
+        return found[:, :p].min(axis=0), found[:, p : 2 * p].max(axis=0), found[:, 2 * p :]
+
+    def feature_extremes(self) -> tuple:
+        """Every column's minimum and maximum over the chunks (read without privacy)."""
+        low, high, _ = self._extremes()
+        return low, high
+
+    def target_extremes(self) -> tuple:
+        """The target's minimum and maximum over the chunks (read without privacy)."""
+        target = self._extremes()[2]
+        return float(target[:, 0].min()), float(target[:, 1].max())
 
     def clipped_to(self, feature_bounds):
         """The problem whose chunks clip every entry of column ``j`` to ``[-B_j, B_j]``.

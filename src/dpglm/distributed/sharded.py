@@ -32,7 +32,10 @@ them only for the duration of each operation: a worker then holds one chunk
 at a time plus, for each of its chunks, the targets and the per-record state
 of the fit (margins and derivatives: 8 to 24 bytes a record in all). Chunks
 are ingested one per worker at a time, so a dataset larger than any worker's
-memory limit trains as long as one chunk fits.
+memory limit trains as long as one chunk fits. With ``reread=True`` as well
+(chunks of files only), a chunk keeps no copy at all: each operation reads
+its file again. A compressed Parquet file is then read from disk in less
+time than its float64 spill would be, and no disk is spent on spilling.
 
 On a worker, operations run numba's parallel kernels on the worker's threads
 (one, in the usual one-thread-per-worker cluster): the cluster's parallelism
@@ -69,6 +72,7 @@ import numbers
 import os
 import shutil
 import tempfile
+import threading
 import weakref
 from pathlib import Path
 
@@ -78,7 +82,9 @@ import scipy.sparse as sp
 
 from dpglm._kernels.jit import threads_for
 from dpglm.data import load
+from dpglm.data.files import guess_format
 from dpglm.data.layout import as_layout, nearest_layout, sparse_matrix
+from dpglm.data.parquet import read_parquet_rows
 from dpglm.distributed.protocol import PartyLostError
 from dpglm.exceptions import DpglmError, MissingDependencyError, ShapeMismatchError, TargetError
 
@@ -212,6 +218,32 @@ def _mapped(saved: dict, n_features: int):
     return kind((data, indices, indptr), shape=(n, n_features), copy=False)
 
 
+_THREAD = threading.local()
+
+
+def _reread_buffer(shape):
+    """A Fortran-order float64 array of ``shape``, reused by the thread's successive reads."""
+    buffer = getattr(_THREAD, "buffer", None)
+    if buffer is None or buffer.shape != shape:
+        _THREAD.buffer = None  # the old one goes before the new one is made
+        buffer = _THREAD.buffer = np.empty(shape, order="F")
+    return buffer
+
+
+def _scaling_key(scaling):
+    """What identifies a scaling in a chunk's cache (its ranges and flags), or None."""
+    if scaling is None:
+        return None
+    return (
+        scaling.low.tobytes(),
+        scaling.high.tobytes(),
+        scaling.centred,
+        scaling.target_low,
+        scaling.target_high,
+        scaling.target_centred,
+    )
+
+
 class Chunk:
     """One row chunk: its records, the state a fit keeps on them, and the operations it runs.
 
@@ -223,13 +255,16 @@ class Chunk:
     index : int
         Position of the chunk in the dataset.
     source : tuple
-        ``("file", path, load_options)`` or ``("array", X, y, label)``.
+        ``("file", path, load_options)`` or ``("array", X, y, label, load_options)``.
     resident : bool, default=True
         Keep the rows in memory; otherwise spill them to disk and map them
         for each operation only.
     spill_dir : str or os.PathLike, optional
         Where to spill (default: the worker's local directory, else the
         system's temporary directory).
+    reread : bool, default=False
+        With ``resident=False`` and a file: read the file again for each
+        operation instead of spilling.
 
     Attributes
     ----------
@@ -237,7 +272,9 @@ class Chunk:
         Position, records, features and the first record's global row.
     y : ndarray of shape (n,)
     sparse : bool
-    resident : bool
+    resident, reread : bool
+    reads : int
+        How many times the rows were read again from their file (``reread``).
     label : str
         Where the chunk came from, for messages.
     state : dict
@@ -246,14 +283,19 @@ class Chunk:
 
     Examples
     --------
-    >>> chunk = Chunk(0, ("array", np.eye(3), np.arange(3.0), "rows 0-2"))
+    >>> chunk = Chunk(0, ("array", np.eye(3), np.arange(3.0), "rows 0-2", {}))
     >>> chunk.describe()["n"], chunk.problem("squared").objective(np.zeros(3))
     (3, 0.8333333333333334)
     """
 
-    def __init__(self, index, source, *, resident=True, spill_dir=None):
+    def __init__(self, index, source, *, resident=True, spill_dir=None, reread=False):
         self.index = int(index)
         self.resident = bool(resident)
+        self.reread = bool(reread) and not self.resident
+        if self.reread and source[0] != "file":
+            raise ValueError("reread=True reads a chunk's file again: chunks of files only")
+        self._source = source
+        self.reads = 0  # how many times the rows were read again (reread=True)
         self._spill_dir = spill_dir
         worker = _dask_worker()
         # on a worker, kernels get the worker's threads: the cluster's parallelism is its
@@ -264,10 +306,11 @@ class Chunk:
             self.label = f"file {os.fspath(path)!r}"
             data = self._guarded(load, path, **options)
         else:
-            _, X, y, self.label = source
-            data = self._guarded(load, X, y)
+            _, X, y, self.label, options = source
+            data = self._guarded(load, X, y, **options)
         self.y = np.ascontiguousarray(data.y, dtype=float)
         self.classes = None if data.classes is None else data.classes.tolist()
+        self.feature_names = None if data.feature_names is None else list(data.feature_names)
         X = data.X
         if sp.issparse(X):
             X = sparse_matrix(X)
@@ -281,7 +324,9 @@ class Chunk:
         self._cached = None  # (key, Problem): the current fit's view of the rows
         self._saved: dict = {}  # layout -> spill files
         self._directory = None
-        if not self.resident:
+        if self.reread:
+            self._X = None
+        elif not self.resident:
             self._spill(X, self._layout)
             self._X = None
 
@@ -315,6 +360,8 @@ class Chunk:
                 self._X = sparse_matrix(X) if sp.issparse(X) else X
                 self._layout, self._cached = layout, None
             return self._X
+        if self.reread:
+            return self._read(layout)
         if layout not in self._saved:
             (have,) = list(self._saved)[:1]
             X = as_layout(_mapped(self._saved[have], self.p), layout)
@@ -322,32 +369,86 @@ class Chunk:
             del X
         return _mapped(self._saved[layout], self.p)
 
-    def problem(
-        self, datafit, fit_intercept: bool = False, layout: str | None = None, feature_bounds=None
-    ):
+    def _read(self, layout):
+        """The rows read again from the chunk's file, in ``layout`` (``reread=True``).
+
+        A dense Parquet file is read into this thread's reused buffer
+        (:func:`_reread_buffer`): no fresh memory to fault in at every pass.
+        Valid until the next read on the thread, that is for one operation.
+        """
+        _, path, options = self._source
+        self.reads += 1
+        if not self.sparse and guess_format(path) == "parquet":
+            X = _reread_buffer((self.n, self.p))
+            self._guarded(
+                read_parquet_rows, path, repr(os.fspath(path)), features=self.feature_names,
+                target=None, out=X,
+            )  # fmt: skip
+            return as_layout(X, layout)
+        X = self._guarded(load, path, **options).X
+        if sp.issparse(X):
+            X = sparse_matrix(X)
+            if X.shape[1] < self.p:  # a LIBSVM file that stops short of the data's width
+                X.resize((X.shape[0], self.p))
+        elif X.shape != (self.n, self.p):
+            raise ShapeMismatchError(
+                f"chunk {self.index} ({self.label}) now has shape {X.shape}; it had "
+                f"{(self.n, self.p)} when loaded: the file changed during the fit"
+            )
+        return as_layout(X, layout)
+
+    def problem(self, datafit, fit_intercept: bool = False, layout: str | None = None,
+                feature_bounds=None, scaling=None, positive=None):  # fmt: skip
         """The chunk as an in-memory :class:`~dpglm.problem.Problem` (no penalty).
 
         Operations compute on it with the in-memory code, so a chunk computes
         exactly what a :class:`~dpglm.problem.Problem` of its rows would. With
         ``feature_bounds`` its entries are clipped to them
         (:meth:`Problem.clipped_to <dpglm.problem.Problem.clipped_to>`, a copy
-        only when some entry lies outside). A resident chunk keeps the last one
-        made; a spilled one makes it anew.
+        only when some entry lies outside); with a ``scaling``
+        (:class:`~dpglm.preprocessing.scaling.Scaling`) its records are
+        clipped to their ranges and mapped into ``[-1, 1]``, as an estimator
+        maps records in memory; with ``positive`` (a class code) its targets
+        are +1 for that class and -1 for the others (one-vs-rest). A resident
+        chunk keeps the last one made; a spilled one makes it anew.
         """
-        from dpglm.problem import Problem
-
         layout = layout or self._layout
         bounds = None if feature_bounds is None else np.asarray(feature_bounds, dtype=float)
-        key = (datafit, bool(fit_intercept), layout, None if bounds is None else bounds.tobytes())
+        key = (
+            datafit,
+            bool(fit_intercept),
+            layout,
+            None if bounds is None else bounds.tobytes(),
+            _scaling_key(scaling),
+            positive,
+        )
         if self._cached is not None and self._cached[0] == key:
             return self._cached[1]
-        X = self.features(layout)
-        prob = self._guarded(Problem, X, self.y, datafit, fit_intercept=fit_intercept)
-        if bounds is not None:
-            prob = prob.clipped_to(bounds)
+        prob = self.prepared(
+            self.features(layout), self.y, datafit, fit_intercept, bounds, scaling, positive
+        )
         if self.resident:
             self._cached = (key, prob)
         return prob
+
+    def prepared(self, X, y, datafit, fit_intercept, feature_bounds, scaling, positive):
+        """``X, y`` (all or some of the chunk's records) as the Problem :meth:`problem` makes."""
+        from dpglm.problem import Problem
+
+        if positive is not None:
+            y = np.where(y == positive, 1.0, -1.0)
+        if scaling is not None:
+            # the buffer of a reread is this operation's own copy: scaled where it is
+            reused = X is getattr(_THREAD, "buffer", None)
+            X, y = scaling.transform(X, out=X if reused else None), scaling.transform_target(y)
+        prob = self._guarded(Problem, X, y, datafit, fit_intercept=fit_intercept)
+        if feature_bounds is not None:
+            prob = prob.clipped_to(feature_bounds)
+        return prob
+
+    def records(self):
+        """The rows in the layout they are in now (mapped, if spilled), and the targets."""
+        return self.features(self._layout), self.y
 
     # -- what the coordinator calls ---------------------------------------------------------
 
@@ -360,7 +461,9 @@ class Chunk:
             "sparse": self.sparse,
             "nnz": self.nnz,
             "classes": self.classes,
+            "feature_names": self.feature_names,
             "label": self.label,
+            "reads": self.reads,
         }
 
     def configure(self, n_features: int, offset: int) -> None:
@@ -412,11 +515,19 @@ class Chunk:
 
     def __repr__(self) -> str:
         kind = "sparse" if self.sparse else "dense"
-        where = "resident" if self.resident else "spilled"
+        where = "resident" if self.resident else ("reread" if self.reread else "spilled")
         return f"Chunk({self.index}: {self.n}x{self.p} {kind}, {where}, {self.label})"
 
 
 # --- where the chunks come from (kept, so that a restart can reload them) --------------------
+
+
+def _load_options(task, classes):
+    """The options of :func:`dpglm.data.load` for a chunk of an in-memory or dask array."""
+    options = {"task": task}
+    if classes is not None:
+        options["classes"] = list(classes)
+    return options
 
 
 class _FileRecipe:
@@ -428,26 +539,27 @@ class _FileRecipe:
 
 
 class _ArrayRecipe:
-    def __init__(self, X, y, label):
-        self.X, self.y, self.label = X, y, label
+    def __init__(self, X, y, label, options):
+        self.X, self.y, self.label, self.options = X, y, label, options
 
     def source(self, client, worker):
         if client is None:
-            return ("array", self.X, self.y, self.label), []
+            return ("array", self.X, self.y, self.label, self.options), []
         X, y = client.scatter([self.X, self.y], workers=[worker], hash=False)
-        return ("array", X, y, self.label), [X, y]
+        return ("array", X, y, self.label, self.options), [X, y]
 
 
 class _DaskRecipe:
-    def __init__(self, X, y, label):
-        self.X, self.y, self.label = X, y, label  # delayed blocks (y: delayed or array)
+    def __init__(self, X, y, label, options):
+        # delayed blocks (y: delayed or array)
+        self.X, self.y, self.label, self.options = X, y, label, options
 
     def source(self, client, worker):
         if client is None:
             import dask
 
             X, y = dask.compute(self.X, self.y)
-            return ("array", X, y, self.label), []
+            return ("array", X, y, self.label, self.options), []
         import dask
 
         # computed on the worker that will own the chunk: the rows do not pass through here
@@ -456,7 +568,7 @@ class _DaskRecipe:
         if dask.is_dask_collection(y):
             y = client.compute(y, workers=[worker], allow_other_workers=False)
             futures.append(y)
-        return ("array", X, y, self.label), futures
+        return ("array", X, y, self.label, self.options), futures
 
 
 # --- the coordinator's handle ---------------------------------------------------------------
@@ -480,7 +592,9 @@ class ShardedRows:
     placement : list of str
         Where each chunk lives (a worker address, or ``"in-process"``).
     classes : list or None
-        The two original labels (``task="classification"`` files).
+        The original labels (``task="classification"``), in the order of their codes.
+    feature_names : list of str or None
+        The columns' names (CSV and Parquet files, data frames), the same in every chunk.
     uplink : ndarray of int64 of shape (n_chunks,)
         Bytes each chunk has returned to the coordinator so far.
 
@@ -496,7 +610,7 @@ class ShardedRows:
     """
 
     def __init__(self, recipes, *, client=None, workers=None, resident=True, spill_dir=None,
-                 timeout=None, n_features=None, kind="data"):  # fmt: skip
+                 timeout=None, n_features=None, kind="data", reread=False):  # fmt: skip
         if client is not None:
             try:
                 import distributed  # noqa: F401
@@ -510,6 +624,7 @@ class ShardedRows:
         self.client = client
         self.workers = None if workers is None else [str(w) for w in workers]
         self.resident = bool(resident)
+        self.reread = bool(reread) and not self.resident
         self.spill_dir = None if spill_dir is None else os.fspath(spill_dir)
         self.timeout = timeout
         self._n_features = n_features
@@ -521,7 +636,7 @@ class ShardedRows:
     # -- constructors ------------------------------------------------------------------------
 
     @classmethod
-    def from_dask_array(cls, X, y, *, client=None, **options):
+    def from_dask_array(cls, X, y, *, client=None, task="regression", classes=None, **options):
         """Chunks from the row blocks of a ``dask.array`` (dense or ``scipy.sparse`` blocks).
 
         Parameters
@@ -535,6 +650,12 @@ class ShardedRows:
         client : distributed.Client, optional
             Each block is computed on the worker that owns its chunk; without
             a client, the chunks live in this process.
+        task : {"regression", "classification"}, default="regression"
+            As in :func:`dpglm.data.load`: with ``"classification"`` each
+            chunk encodes its labels, as codes of ``classes``.
+        classes : sequence, optional
+            The labels of a classification (every chunk encodes its own with
+            them; without them each chunk must hold both of two labels).
         **options
             ``workers``, ``resident``, ``spill_dir``, ``timeout``, see
             :meth:`from_files`.
@@ -568,14 +689,14 @@ class ShardedRows:
             ys = np.split(y, offsets[1:-1])
         blocks = list(X.to_delayed().ravel())
         recipes = [
-            _DaskRecipe(b, yb, f"rows {a}-{e - 1}")
+            _DaskRecipe(b, yb, f"rows {a}-{e - 1}", _load_options(task, classes))
             for b, yb, a, e in zip(blocks, ys, offsets[:-1], offsets[1:], strict=True)
         ]
         return cls(recipes, client=client, kind="dask array", **options)
 
     @classmethod
     def from_files(cls, paths, *, client=None, target=None, task="regression", n_features=None,
-                   zero_based="auto", **options):  # fmt: skip
+                   zero_based="auto", classes=None, **options):  # fmt: skip
         """One chunk per file, each read with :func:`dpglm.data.load` by its worker.
 
         Parameters
@@ -587,8 +708,10 @@ class ShardedRows:
             Without one, the chunks live in this process.
         target, task, zero_based
             As in :func:`dpglm.data.load`. With ``task="classification"`` every
-            file must hold both labels (each file is encoded on its own, and
-            the encodings must agree).
+            file is encoded on its own, and the encodings must agree: each file
+            must hold every label, unless ``classes`` gives them.
+        classes : sequence, optional
+            The labels of a classification, as in :func:`dpglm.data.load`.
         n_features : int, optional
             The number of features; LIBSVM files that stop short of it are
             widened (by default, to the widest file).
@@ -600,6 +723,9 @@ class ShardedRows:
             while an operation runs (out of core, see the module docstring).
         spill_dir : str or os.PathLike, optional
             Where chunks spill (default: the worker's local directory).
+        reread : bool, default=False
+            With ``resident=False``: each chunk reads its file again for each
+            operation instead of spilling it (see the module docstring).
         timeout : float, optional
             Seconds to wait for a chunk's call before declaring it lost.
 
@@ -616,13 +742,16 @@ class ShardedRows:
         if isinstance(paths, str | os.PathLike):
             raise TypeError("paths must be a sequence of files (one chunk each), got one path")
         load_options = {"target": target, "task": task, "zero_based": zero_based}
+        if classes is not None:
+            load_options["classes"] = list(classes)
         if n_features is not None:
             load_options["n_features"] = n_features
         recipes = [_FileRecipe(path, load_options) for path in paths]
         return cls(recipes, client=client, n_features=n_features, kind="file list", **options)
 
     @classmethod
-    def from_array(cls, X, y, *, chunks, client=None, **options):
+    def from_array(cls, X, y, *, chunks, client=None, task="regression", classes=None,
+                   **options):  # fmt: skip
         """Chunks cut from an in-memory array or sparse matrix (sent to the workers once).
 
         Parameters
@@ -632,6 +761,8 @@ class ShardedRows:
         chunks : int or sequence of int
             Rows per chunk (the last one takes what is left), or each chunk's size.
         client : distributed.Client, optional
+        task, classes
+            As in :meth:`from_dask_array`.
         **options
             As in :meth:`from_files`.
 
@@ -658,7 +789,7 @@ class ShardedRows:
                 raise ValueError(f"chunk sizes {sizes} must be >= 1 and add up to n = {n}")
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         recipes = [
-            _ArrayRecipe(X[a:e], y[a:e], f"rows {a}-{e - 1}")
+            _ArrayRecipe(X[a:e], y[a:e], f"rows {a}-{e - 1}", _load_options(task, classes))
             for a, e in itertools.pairwise(offsets)
         ]
         return cls(recipes, client=client, kind="array", **options)
@@ -677,7 +808,13 @@ class ShardedRows:
                 for i, recipe in enumerate(self._recipes):
                     source, _ = recipe.source(None, None)
                     self._chunks.append(
-                        Chunk(i, source, resident=self.resident, spill_dir=self.spill_dir)
+                        Chunk(
+                            i,
+                            source,
+                            resident=self.resident,
+                            spill_dir=self.spill_dir,
+                            reread=self.reread,
+                        )
                     )
             else:
                 self._start_on_workers()
@@ -705,6 +842,7 @@ class ShardedRows:
                     source, temporary = self._recipes[i].source(client, address)
                     future = client.submit(
                         Chunk, i, source, resident=self.resident, spill_dir=self.spill_dir,
+                        reread=self.reread,
                         actor=True, workers=[address], allow_other_workers=False, pure=False,
                     )  # fmt: skip
                 except Exception as err:
@@ -734,6 +872,21 @@ class ShardedRows:
         self.chunk_sizes = sizes
         self.n_samples, self.n_features = int(self.offsets[-1]), int(p)
         self.nnz = sum(f["nnz"] for f in facts)
+        self.feature_names = facts[0]["feature_names"]
+        for f in facts:
+            if (
+                f["feature_names"] != self.feature_names
+                and self.sparse
+                and widths != [p] * len(widths)
+            ):
+                # LIBSVM files widened to the widest: their columns are positions, not names
+                self.feature_names = None
+                break
+            if f["feature_names"] != self.feature_names:
+                raise ShapeMismatchError(
+                    f"chunk {f['index']} ({f['label']}) has the columns {f['feature_names']}, "
+                    f"chunk 0 has {self.feature_names}: every chunk must have the same columns"
+                )
         classes = [f["classes"] for f in facts]
         self.classes = classes[0]
         for f in facts:
@@ -743,6 +896,17 @@ class ShardedRows:
                     f"has {self.classes}: every chunk must hold both classes"
                 )
         self._each("configure", [(p, int(a)) for a in self.offsets[:-1]])
+
+    def facts(self) -> list:
+        """What each chunk says of itself (:meth:`Chunk.describe`): shape, label, reads, ...
+
+        Examples
+        --------
+        >>> with ShardedRows.from_array(np.eye(2), np.zeros(2), chunks=1) as rows:
+        ...     [f["n"] for f in rows.facts()]
+        [1, 1]
+        """
+        return self._each("describe", ())
 
     def close(self) -> None:
         """Release the chunks (and their spill files)."""
@@ -877,7 +1041,7 @@ class ShardedRows:
         kind = "sparse" if self.sparse else "dense"
         where = "in-process" if self.client is None else f"on {len(set(self.placement))} workers"
         label = "chunk" if self.n_chunks == 1 else "chunks"
-        spill = "" if self.resident else ", spilled"
+        spill = "" if self.resident else (", reread" if self.reread else ", spilled")
         return (
             f"ShardedRows({self.n_samples}x{self.n_features} {kind} in {self.n_chunks} {label}, "
             f"{where}{spill})"

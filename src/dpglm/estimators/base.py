@@ -33,6 +33,7 @@ from dpglm.estimators.multiclass import (
 )
 from dpglm.estimators.persistence import save_model
 from dpglm.estimators.preprocessing import Preprocessing
+from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
@@ -60,6 +61,21 @@ from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
 from dpglm.solvers.registry import ProblemShape, estimator_solvers, get_solver
 from dpglm.solvers.smoothness import CLIPPED_TO_BOUNDS
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fitted:
+    """What a fit gives the estimator to store: the model on the solver's scale and more."""
+
+    w: np.ndarray
+    b: object
+    n_iter: int
+    report: object
+    scaling: object
+    multi_class: str | None
+    solver: str
+    epsilon: float
+    delta: float
 
 
 class DPLinearModel(SolverDispatch, BaseEstimator):
@@ -164,13 +180,19 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         """
         return Problem(X, y, self._datafit(), self._penalty(), self.fit_intercept)
 
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Fit the model privately; every call is charged to ``budget`` when given.
 
         Parameters
         ----------
         X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Or records that stay in row chunks, fitted data-parallel where
+            they live (:mod:`dpglm.estimators.sharded`): a row-chunked
+            ``dask.array``, a Dask data frame, or a
+            :class:`~dpglm.distributed.ShardedRows` (whose chunks hold the
+            targets: ``y=None``).
         y : array-like of shape (n_samples,)
+            Or a Dask array or series, with a Dask ``X``.
 
         Returns
         -------
@@ -194,6 +216,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         name = type(self).__name__
         epsilon, delta = self._check_params()
         public_labels = self._public_labels()
+        if is_sharded(X):
+            return self._fit_sharded(X, y, epsilon, delta, public_labels)
         X = check_features(X)
         y = check_target(y, name)
         if self._task == "classification":
@@ -208,31 +232,60 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             if self._task != "classification" or public_labels is not None:
                 raise
             raise labels_error(name, y, err) from err
-        n = data.n_samples
+        self._store(self._fit_records(data, epsilon, delta), data, public_labels, feature_names)
+        return self
+
+    def _fit_sharded(self, X, y, epsilon, delta, public_labels):
+        """:meth:`fit` on records in row chunks (see :mod:`dpglm.estimators.sharded`)."""
+        name = type(self).__name__
+        if math.isinf(epsilon):
+            raise ValueError(
+                f"{name}(epsilon=inf) fits the exact optimum in memory; records in row "
+                "chunks are fitted privately only (give a finite epsilon, or load a sample "
+                "with dpglm.data.load)"
+            )
+        data = sharded_data(X, y, task=self._task, classes=public_labels, name=name)
+        try:
+            fitted = self._fit_records(data, epsilon, delta)
+        finally:
+            data.close()
+        report = dataclasses.replace(fitted.report, execution=data.execution)
+        fitted = dataclasses.replace(fitted, report=report)
+        self._store(fitted, data, public_labels, data.feature_names)
+        return self
+
+    def _fit_records(self, data, epsilon, delta) -> _Fitted:
+        """Plan, charge and fit ``data``: a :class:`~dpglm.data.Dataset`, or records in row
+        chunks (:class:`~dpglm.estimators.sharded.ShardedData`)."""
+        name = type(self).__name__
+        n, p = data.n_samples, data.n_features
         if n < 2:
             raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
         n_classes = data.labels.n_classes if self._task == "classification" else 2
         if n_classes > 2:
             check_class_count(name, data.labels.classes, n)
         delta = default_delta(n) if delta is None else delta
-        preprocessing = self._preprocessing(
-            n, data.n_features, sp.issparse(data.X), epsilon, delta
-        )
-        shape, solver, multi_class = self._strategy(
-            n, data.n_features, sp.issparse(data.X), n_classes
-        )
-        if multi_class == "ovr":
-            fitted = self._fit_one_vs_rest(data, preprocessing, shape, solver, epsilon, delta)
-        else:
-            fitted = self._fit_scaled(data, preprocessing, shape, solver, epsilon, delta)
-        w, b, n_iter, report, scaling = fitted
-        coef, intercept = scaling.raw_model(w, b)
+        chunked = isinstance(data, ShardedData)
+        sparse = data.sparse if chunked else sp.issparse(data.X)
+        preprocessing = self._preprocessing(n, p, sparse, epsilon, delta)
+        shape, solver, multi_class = self._strategy(n, p, sparse, n_classes, chunked)
+        if chunked:  # before anything is planned or charged
+            check_data_parallel(name, solver, shape)
+        fit = self._fit_one_vs_rest if multi_class == "ovr" else self._fit_scaled
+        w, b, n_iter, report, scaling = fit(data, preprocessing, shape, solver, epsilon, delta)
+        return _Fitted(w, b, n_iter, report, scaling, multi_class, solver, epsilon, delta)
+
+    def _store(self, fitted, data, public_labels, feature_names):
+        """Set every learned attribute at once, after a fit that succeeded."""
+        coef, intercept = fitted.scaling.raw_model(fitted.w, fitted.b)
+        report = fitted.report
+        n_classes = 2
         if self._task == "classification":
-            report = _with_label_assumption(report, data.labels.classes, public_labels is not None)
-        # every learned attribute is set at once, after a fit that succeeded
-        if self._task == "classification":
-            self.classes_ = np.array(data.labels.classes)
-            self.multi_class_ = multi_class
+            classes = data.labels.classes
+            report = _with_label_assumption(report, classes, public_labels is not None)
+            self.classes_ = np.array(classes)
+            self.multi_class_ = fitted.multi_class
+            n_classes = len(classes)
         self.n_features_in_ = data.n_features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
@@ -240,12 +293,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             del self.feature_names_in_
         self.coef_ = np.array(coef, dtype=float)
         self.intercept_ = float(intercept) if n_classes == 2 else np.array(intercept, dtype=float)
-        self.scaling_ = scaling
-        self.n_iter_ = int(n_iter)
-        self.solver_ = "reference" if math.isinf(epsilon) else solver
-        self.delta_ = delta
+        self.scaling_ = fitted.scaling
+        self.n_iter_ = int(fitted.n_iter)
+        self.solver_ = "reference" if math.isinf(fitted.epsilon) else fitted.solver
+        self.delta_ = fitted.delta
         self.privacy_report_ = report
-        return self
 
     def _target_bounds(self):
         """The validated ``target_bounds`` of a regressor (None for a classifier)."""
@@ -267,7 +319,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             fit_intercept=self.fit_intercept,
         )
 
-    def _shape(self, n, p, sparse, datafit=None):
+    def _shape(self, n, p, sparse, datafit=None, chunked=False):
         return ProblemShape(
             n,
             p,
@@ -275,43 +327,65 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             self._penalty(),
             fit_intercept=self.fit_intercept,
             sparse=sparse,
+            chunked=chunked,
         )
 
     def _multinomial_datafit(self, n_classes):
         """The datafit of one fit of all ``n_classes`` classes, or None: one-vs-rest."""
         return None
 
-    def _strategy(self, n, p, sparse, n_classes):
+    def _strategy(self, n, p, sparse, n_classes, chunked=False):
         """``(shape, solver, multi_class)``: what a fit on data of this shape runs.
 
         ``multi_class`` is ``"binary"``, ``"multinomial"`` (one fit of every
         class's coefficients, when the estimator has a multinomial loss and
         the solver fits it) or ``"ovr"`` (one binary fit per class, of
-        ``shape``); None for a regressor.
+        ``shape``); None for a regressor. ``chunked``: the records are in
+        row chunks (a multinomial fit there is refused by every solver, so
+        more than two classes are fitted one-vs-rest).
         """
-        binary = self._shape(n, p, sparse)
+        binary = self._shape(n, p, sparse, chunked=chunked)
         if self._task != "classification":
             return binary, self._solver_for(binary), None
         if n_classes == 2:
             return binary, self._solver_for(binary), "binary"
         datafit = self._multinomial_datafit(n_classes)
         if datafit is not None:
-            joint = self._shape(n, p, sparse, datafit)
+            joint = self._shape(n, p, sparse, datafit, chunked)
             solver = self._solver_for(joint)
             if get_solver(solver).accepts(joint) is None:
                 return joint, solver, "multinomial"
         return binary, self._solver_for(binary), "ovr"
 
-    def _scaled_problem(self, data, scaling, shape=None, y=None):
+    def _scaled_problem(self, data, scaling, shape=None, positive=None):
         """The problem of ``shape`` (the estimator's own by default) on the scaled records.
 
-        ``y``: targets in place of the data's (one-vs-rest's -1/+1 of a class).
+        ``positive``: the class code whose records are +1 and the others -1
+        (one-vs-rest), in place of the data's targets. ``data`` is a
+        :class:`~dpglm.data.Dataset` or, for records in row chunks, a
+        :class:`~dpglm.estimators.sharded.ShardedData`.
         """
+        if isinstance(data, ShardedData):
+            if shape is None:
+                shape = self._shape(data.n_samples, data.n_features, data.sparse, chunked=True)
+            return data.problem(shape, positive).scaled(scaling)
         X = scaling.transform(data.X)
-        y = scaling.transform_target(data.y) if y is None else y
+        y = scaling.transform_target(data.y) if positive is None else ovr_target(data.y, positive)
         if shape is None:
             return self.build_problem(X, y)
         return Problem(X, y, shape.datafit, shape.penalty, shape.fit_intercept)
+
+    def _class_problem(self, data, problem, positive):
+        """One-vs-rest: ``problem`` with class code ``positive`` against the others."""
+        if isinstance(data, ShardedData):
+            return problem.one_vs_rest(positive)
+        return problem.with_targets(ovr_target(data.y, positive))
+
+    def _scaling(self, data, preprocessing, releases):
+        """Read or release the ranges of ``data`` (in memory or in row chunks)."""
+        if isinstance(data, ShardedData):
+            return preprocessing.scaling_of(data, releases)
+        return preprocessing.scaling(data.X, data.y, releases)
 
     def _fit_scaled(self, data, preprocessing, shape, solver, epsilon, delta):
         """Release (or read) the ranges, scale the records and fit them.
@@ -321,7 +395,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         :class:`~dpglm.preprocessing.scaling.Scaling`.
         """
         if math.isinf(epsilon):
-            scaling, _ = preprocessing.scaling(data.X, data.y, ())
+            scaling, _ = self._scaling(data, preprocessing, ())
             problem = self._scaled_problem(data, scaling, shape)
             theta, n_iter, report = self._fit_non_private(problem, delta)
             return (*problem.split(theta), n_iter, report, scaling)
@@ -333,8 +407,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             random_state=self.random_state,
         )
         k = len(preprocessing.events)
-        scaling, assumptions = preprocessing.scaling(
-            data.X, data.y, [spent.release(i) for i in range(k)]
+        scaling, assumptions = self._scaling(
+            data, preprocessing, [spent.release(i) for i in range(k)]
         )
         problem = self._scaled_problem(data, scaling, shape)
         result = self._fit_spent(problem, solver, spent.after(k, assumptions=assumptions), plan)
@@ -358,9 +432,9 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         parts = class_parts(classes)
         n_classes = len(parts)
         if math.isinf(epsilon):
-            scaling, _ = preprocessing.scaling(data.X, data.y, ())
-            problem = self._scaled_problem(data, scaling, shape, ovr_target(data.y, 0))
-            binaries = [problem.with_targets(ovr_target(data.y, c)) for c in range(n_classes)]
+            scaling, _ = self._scaling(data, preprocessing, ())
+            problem = self._scaled_problem(data, scaling, shape, positive=0)
+            binaries = [self._class_problem(data, problem, c) for c in range(n_classes)]
             thetas, report = self._solve_non_private(binaries, delta)
             weights = [problem.split(theta) for theta in thetas]
             return (*stack_models(weights), 0, report, scaling)
@@ -378,15 +452,15 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             random_state=self.random_state,
         )
         k, m = len(preprocessing.events), len(single.template.events)
-        scaling, assumptions = preprocessing.scaling(
-            data.X, data.y, [spent.release(i) for i in range(k)]
+        scaling, assumptions = self._scaling(
+            data, preprocessing, [spent.release(i) for i in range(k)]
         )
-        problem = self._scaled_problem(data, scaling, shape, ovr_target(data.y, 0))
+        problem = self._scaled_problem(data, scaling, shape, positive=0)
         results = []
         for c in range(n_classes):
             start = k + c * m
             part = spent.after(start, start + m, assumptions=assumptions)
-            binary = problem.with_targets(ovr_target(data.y, c))
+            binary = self._class_problem(data, problem, c)
             results.append(self._fit_spent(binary, solver, part, single))
         report = one_vs_rest_report(results, spent.report, k, m)
         weights = [(result.coef, result.intercept) for result in results]

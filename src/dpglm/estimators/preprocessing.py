@@ -40,7 +40,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpglm.preprocessing.ranges import RangePlan, extremes
 from dpglm.preprocessing.scaling import Scaling
@@ -48,7 +47,7 @@ from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.solvers.registry import FitPlan
 
-__all__ = ["Preprocessing", "preprocessing_share"]
+__all__ = ["InMemoryRecords", "Preprocessing", "preprocessing_share"]
 
 #: the preprocessing's share of (epsilon, delta) is
 #: SHARE_SCALE sqrt(min(p, SHARE_COLUMNS)) / (epsilon n), within [MIN_SHARE, MAX_SHARE]
@@ -92,10 +91,31 @@ DATA_RANGES_LEAK = (
 )
 
 
-def _data_range(values):
-    """The minimum and maximum of every column (a 1-D target is one column)."""
-    values = values if sp.issparse(values) or np.ndim(values) == 2 else np.reshape(values, (-1, 1))
-    return extremes(values, axis=0)
+class InMemoryRecords:
+    """Records in this process, as :meth:`Preprocessing.scaling_of` reads them.
+
+    Examples
+    --------
+    >>> records = InMemoryRecords(np.array([[1.0, -2.0], [3.0, 0.0]]), np.array([5.0, 7.0]))
+    >>> records.feature_extremes(), records.target_extremes()
+    ((array([ 1., -2.]), array([3., 0.])), (5.0, 7.0))
+    """
+
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+
+    def range_counts(self, plan: RangePlan) -> list:
+        """The exact counts of ``plan``'s histograms."""
+        return plan.counts(self.X, self.y if plan.target else None)
+
+    def feature_extremes(self) -> tuple:
+        """Every column's minimum and maximum, read without privacy."""
+        return extremes(self.X, axis=0)
+
+    def target_extremes(self) -> tuple:
+        """The target's minimum and maximum, read without privacy."""
+        y = np.asarray(self.y, dtype=float)
+        return float(y.min()), float(y.max())
 
 
 @dataclass(frozen=True)
@@ -213,12 +233,32 @@ class Preprocessing:
         )
 
     def scaling(self, X, y, releases) -> tuple:
-        """Read or release the ranges; return the :class:`Scaling` and the report's lines.
+        """Read or release the ranges of in-memory records (see :meth:`scaling_of`).
 
         Parameters
         ----------
         X : ndarray or sparse matrix
         y : ndarray
+        releases : sequence of Release
+
+        Returns
+        -------
+        scaling : Scaling
+        assumptions : tuple of str
+        """
+        return self.scaling_of(InMemoryRecords(X, y), releases)
+
+    def scaling_of(self, records, releases) -> tuple:
+        """Read or release the ranges; return the :class:`Scaling` and the report's lines.
+
+        Parameters
+        ----------
+        records : InMemoryRecords or ShardedProblem
+            What counts the records' histograms (``range_counts(plan)``) and,
+            for ranges read without privacy, their extremes
+            (``feature_extremes()``, ``target_extremes()``): the records in
+            this process, or row chunks that count their own
+            (:class:`~dpglm.distributed.ShardedProblem`).
         releases : sequence of Release
             The release's events bound to the fit's noise source (empty when
             nothing is estimated).
@@ -229,14 +269,14 @@ class Preprocessing:
         assumptions : tuple of str
         """
         if self.leaks:
-            warn_privacy_leak(DATA_RANGES_LEAK, stacklevel=4)
+            warn_privacy_leak(DATA_RANGES_LEAK, stacklevel=5)
         released_features = released_target = None
         if self.range_plan is not None:
-            released_features, released_target = self.range_plan.release(
-                X, y if self.range_plan.target else None, releases
+            released_features, released_target = self.range_plan.release_counts(
+                records.range_counts(self.range_plan), releases
             )
-        low, high, feature_line = self._features(X, released_features)
-        target, target_line = self._target(y, released_target)
+        low, high, feature_line = self._features(records, released_features)
+        target, target_line = self._target(records, released_target)
         scaling = Scaling.from_ranges(
             low,
             high,
@@ -246,7 +286,7 @@ class Preprocessing:
         )
         return scaling, tuple(line for line in (feature_line, target_line) if line)
 
-    def _features(self, X, released):
+    def _features(self, records, released):
         how = "centred and scaled into [-1, 1]" if self.features_centred else "scaled into [-1, 1]"
         if released is not None:
             sources = released.sources
@@ -260,7 +300,7 @@ class Preprocessing:
             )
             return released.low, released.high, line
         if isinstance(self.features, str):
-            low, high = _data_range(X)
+            low, high = records.feature_extremes()
             line = (
                 f"feature ranges read from the data without privacy, then {how}"
                 if self.private
@@ -274,7 +314,7 @@ class Preprocessing:
         )
         return low, high, line
 
-    def _target(self, y, released):
+    def _target(self, records, released):
         if self.target is None:
             return None, ""
         if released is not None:
@@ -285,9 +325,9 @@ class Preprocessing:
             )
             return (float(released.low[0]), float(released.high[0])), line
         if isinstance(self.target, str):
-            low, high = _data_range(y)
+            low, high = records.target_extremes()
             line = "target range read from the data without privacy" if self.private else ""
-            return (float(low[0]), float(high[0])), line
+            return (float(low), float(high)), line
         line = (
             "target range (low, high) supplied by the user (public): every target clipped to it "
             "and mapped into [-1, 1]"

@@ -171,6 +171,10 @@ class LogGrid:
 GRID = LogGrid()
 
 
+#: rows whose bins :func:`column_counts` computes at once
+COUNT_BLOCK_ROWS = 65_536
+
+
 def column_counts(X, grid: LogGrid = GRID) -> np.ndarray:
     """Counts of every column's values in the grid's bins.
 
@@ -201,8 +205,13 @@ def column_counts(X, grid: LogGrid = GRID) -> np.ndarray:
         counts[:, grid.magnitudes] += n - nonzero
     else:
         X = np.asarray(X, dtype=float)
-        keys = np.arange(p) * grid.size + grid.index(X)
-        counts = np.bincount(keys.ravel(), minlength=p * grid.size)
+        counts = np.zeros(p * grid.size, dtype=np.int64)
+        offsets = np.arange(p) * grid.size
+        # a block of rows at a time: the bin indices of a block, not of every entry, are
+        # held at once (a count is a sum over records, so the blocks' counts add up)
+        for start in range(0, n, COUNT_BLOCK_ROWS):
+            keys = offsets + grid.index(X[start : start + COUNT_BLOCK_ROWS])
+            counts += np.bincount(keys.ravel(), minlength=p * grid.size)
         counts = counts.reshape(p, grid.size).astype(float)
     return counts
 
@@ -508,6 +517,52 @@ class RangePlan:
         share = share if isinstance(share, Share) else Share(share, "preprocessing_share")
         return cls.create(n_features, epsilon=share.of(epsilon), delta=share.of(delta), **kwargs)
 
+    def counts(self, X, y) -> list:
+        """The exact counts each of the plan's histograms releases, in the order of its events.
+
+        Every count is a sum over records (each record falls in exactly one bin
+        of each row), so the counts of a dataset are the sums of the counts of
+        its parts: row chunks may count their own records
+        (:mod:`dpglm.distributed`) and the sums be released once
+        (:meth:`release_counts`).
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n, p)
+            Finite features (read only when their ranges are estimated).
+        y : ndarray of shape (n,) or None
+            The finite target, when the plan estimates its range.
+
+        Returns
+        -------
+        list of ndarray
+            One array of bins per release: the features' ``p`` rows, the row
+            minima and maxima, the target's one row.
+
+        Examples
+        --------
+        >>> plan = RangePlan.create(2, epsilon=1.0, delta=1e-6)
+        >>> [c.shape for c in plan.counts(np.ones((3, 2)), None)]
+        [(2, 257), (2, 257)]
+        """
+        if (y is not None) != self.target:
+            raise ValueError("give y exactly when the plan estimates the target's range")
+        grid, counts = self.grid, []
+        if self.features:
+            counts += [column_counts(X, grid), row_extreme_counts(X, grid)]
+        if self.target:
+            counts.append(column_counts(np.asarray(y, dtype=float).reshape(-1, 1), grid))
+        return counts
+
+    def _sensitivities(self) -> list:
+        """Each histogram's L2 sensitivity: the event's, whatever the values."""
+        sensitivities = []
+        if self.features:
+            sensitivities += [math.sqrt(2.0 * self.n_features), 2.0]
+        if self.target:
+            sensitivities.append(math.sqrt(2.0))
+        return sensitivities
+
     def histograms(self, X, y, releases) -> list:
         """The noisy histograms the plan releases, in the order of its events.
 
@@ -527,24 +582,35 @@ class RangePlan:
             features' ``p`` rows, the row minima and maxima, the target) and
             its noise standard deviation.
         """
-        if (y is not None) != self.target:
-            raise ValueError("give y exactly when the plan estimates the target's range")
-        grid, releases = self.grid, list(releases)
-        queries = []
-        if self.features:
-            queries += [
-                (column_counts(X, grid), math.sqrt(2.0 * self.n_features)),
-                (row_extreme_counts(X, grid), 2.0),
-            ]
-        if self.target:
-            target = np.asarray(y, dtype=float).reshape(-1, 1)
-            queries.append((column_counts(target, grid), math.sqrt(2.0)))
+        return self.noisy(self.counts(X, y), releases)
+
+    def noisy(self, counts, releases) -> list:
+        """Release exact ``counts`` (:meth:`counts`, or their sum over row chunks).
+
+        Returns
+        -------
+        list of (ndarray, float)
+            As :meth:`histograms`.
+        """
+        counts, releases = list(counts), list(releases)
         # each histogram is one Gaussian release: the counts' L2 sensitivity is the
         # event's, whatever the values (every record falls in exactly one bin per row)
         return [
-            (release.add(counts, sensitivity=sensitivity), release.scale(sensitivity))
-            for release, (counts, sensitivity) in zip(releases, queries, strict=True)
+            (release.add(c, sensitivity=sensitivity), release.scale(sensitivity))
+            for release, c, sensitivity in zip(
+                releases, counts, self._sensitivities(), strict=True
+            )
         ]
+
+    def release_counts(self, counts, releases) -> tuple:
+        """Release exact ``counts`` and read the ranges off them (see :meth:`release`)."""
+        histograms = self.noisy(counts, releases)
+        features = target = None
+        if self.features:
+            features = self._feature_ranges(*histograms[:2])
+        if self.target:
+            target = self._target_range(histograms[-1])
+        return features, target
 
     def release(self, X, y, releases) -> tuple:
         """Release the histograms (:meth:`histograms`) and read the ranges off them.
@@ -556,13 +622,7 @@ class RangePlan:
         target : Ranges or None
             The target's range, when the plan estimates it.
         """
-        histograms = self.histograms(X, y, releases)
-        features = target = None
-        if self.features:
-            features = self._feature_ranges(*histograms[:2])
-        if self.target:
-            target = self._target_range(histograms[-1])
-        return features, target
+        return self.release_counts(self.counts(X, y), releases)
 
     def _feature_ranges(self, columns, rows) -> Ranges:
         grid = self.grid

@@ -162,12 +162,24 @@ class Scaling:
             return X
         return np.clip(np.asarray(X, dtype=float), self.low, self.high)
 
-    def transform(self, X):
-        """``z``: the features clipped to their ranges, centred and scaled into ``[-1, 1]``."""
+    def transform(self, X, out=None):
+        """``z``: the features clipped to their ranges, centred and scaled into ``[-1, 1]``.
+
+        ``out``: a dense float64 array of ``X``'s shape to write ``z`` to (it may
+        be ``X`` itself); by default a new array.
+        """
+        if out is not None and not sp.issparse(X):
+            np.clip(X, self.low, self.high, out=out)
+            out -= self.centre
+            out /= self._divisor()
+            return out
         clipped = self.clip(X)
         if sp.issparse(clipped):
             return sp.csr_array(clipped.multiply(1.0 / self._divisor()))
-        return (clipped - self.centre) / self._divisor()
+        # in place on the clipped copy: one array the size of X, not three
+        clipped -= self.centre
+        clipped /= self._divisor()
+        return clipped
 
     def transform_target(self, y) -> np.ndarray:
         """``t``: the target clipped to its range, mapped into ``[-1, 1]`` (classifiers: ``y``)."""

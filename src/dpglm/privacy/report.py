@@ -134,6 +134,9 @@ class PrivacyReport:
         What the guarantee rests on (e.g. "feature bounds supplied by the user").
     warnings : tuple of str
         Every privacy-leak warning raised during the fit.
+    execution : str
+        How the fit ran when it matters to the reader, e.g. ``"data-parallel on
+        8 row chunks across 2 Dask workers"``; empty for a fit in memory.
     secure : bool
         Whether the noise came from a cryptographically secure source.
     library_version : str
@@ -149,6 +152,7 @@ class PrivacyReport:
     epsilon_by_accountant: dict = field(default_factory=dict)
     assumptions: tuple = ()
     warnings: tuple = ()
+    execution: str = ""
     secure: bool = False
     library_version: str = __version__
 
@@ -257,6 +261,8 @@ class PrivacyReport:
         if self.warnings:
             lines.append("privacy leaks:")
             lines += [f"  - {w}" for w in self.warnings]
+        if self.execution:
+            lines.append(f"ran {self.execution}")
         if self.secure:
             lines.append("noise drawn from a cryptographically secure source")
         return "\n".join(lines)

@@ -664,9 +664,14 @@ def prepare(
 
 
 @functools.lru_cache(maxsize=256)
-def _run_report(plan, delta, accountant, assumptions, secure):
+def _run_report(plan, delta, accountant, assumptions, warnings, secure):
     return PrivacyReport.from_plan(
-        plan, delta, accountant=accountant, assumptions=assumptions, secure=secure
+        plan,
+        delta,
+        accountant=accountant,
+        assumptions=assumptions,
+        warnings=warnings,
+        secure=secure,
     )
 
 
@@ -792,7 +797,10 @@ def dp_agd(
         # come first in the report of what was spent
         realised = schedule.spending.plan()
         whole = PrivacyPlan((*spent.prior, *realised.events), realised.neighbouring)
-        report = _run_report(whole, delta, name, spent.report.assumptions, source.secure)
+        # the leaks of what preceded the fit (ranges read from the data) stay in its report
+        report = _run_report(
+            whole, delta, name, spent.report.assumptions, spent.report.warnings, source.secure
+        )
     return FitResult.from_theta(
         problem,
         theta,

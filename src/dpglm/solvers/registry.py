@@ -797,10 +797,21 @@ def choose_solver(shape) -> str:
     A multinomial loss (one margin per class) is always DP-SGD's: its
     proximal step takes any separable penalty, and the coordinate methods fit
     one margin per record.
+
+    On records in row chunks (``shape.chunked``), DP-AGD takes DP-SGD's place
+    for a smooth loss: each step of either is a round trip to every chunk,
+    and DP-AGD takes a few dozen steps, each a full pass over the chunks,
+    where DP-SGD takes ``passes n / b`` (millions, for a dataset that needs a
+    cluster) of ``b`` records each.
+
+    >>> choose_solver(ProblemShape(10**7, 30, "logistic", L2(1e-4), chunked=True))
+    'dp-agd'
     """
     if shape.datafit.n_outputs > 1 or not math.isfinite(shape.datafit.curvature):
         return "dp-sgd"
     l1 = shape.penalty.prox_params(1)[0][0] if shape.penalty.separable else 0.0
     if l1 > 0 or shape.n_features >= shape.n_samples:
         return "dp-gcd"
+    if ProblemShape.of(shape).chunked:
+        return "dp-agd"
     return "dp-sgd"
