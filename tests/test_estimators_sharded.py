@@ -41,6 +41,17 @@ def raw_data(seed=0, classes=None):
     return X, np.asarray(classes)[np.digitize(z, cuts)]
 
 
+def parquet_parts(folder, X, y, target):
+    """The records as Parquet files of ROWS rows each, in order; their paths."""
+    paths = []
+    for k, a in enumerate(range(0, len(y), ROWS)):
+        frame = pd.DataFrame(X[a : a + ROWS], columns=[f"x{j}" for j in range(P)])
+        frame[target] = y[a : a + ROWS]
+        paths.append(folder / f"part{k}.parquet")
+        frame.to_parquet(paths[-1])
+    return paths
+
+
 def chunked(X, y):
     return da.from_array(X, chunks=(ROWS, P)), da.from_array(y, chunks=ROWS)
 
@@ -118,12 +129,7 @@ def test_a_dask_data_frame_keeps_its_column_names():
 @pytest.mark.parametrize("reread", [False, True], ids=["spilled", "reread"])
 def test_files_read_out_of_core_give_the_fit_of_the_loaded_dataset(tmp_path, reread):
     X, y = raw_data(5, ["neg", "pos"])
-    paths = []
-    for k, a in enumerate(range(0, N, ROWS)):
-        frame = pd.DataFrame(X[a : a + ROWS], columns=[f"x{j}" for j in range(P)])
-        frame["label"] = y[a : a + ROWS]
-        paths.append(tmp_path / f"part{k}.parquet")
-        frame.to_parquet(paths[-1])
+    paths = parquet_parts(tmp_path, X, y, "label")
     params = {"epsilon": 1.0, "random_state": 6, "solver": "dp-agd"}
     whole = load(pd.concat([pd.read_parquet(p) for p in paths]), target="label",
                  task="classification")  # fmt: skip
@@ -138,12 +144,7 @@ def test_files_read_out_of_core_give_the_fit_of_the_loaded_dataset(tmp_path, rer
 
 def test_a_truncated_file_of_a_dataset_is_named(tmp_path):
     X, y = raw_data(11)
-    paths = []
-    for k, a in enumerate(range(0, N, ROWS)):
-        frame = pd.DataFrame(X[a : a + ROWS], columns=[f"x{j}" for j in range(P)])
-        frame["y"] = y[a : a + ROWS]
-        paths.append(tmp_path / f"part{k}.parquet")
-        frame.to_parquet(paths[-1])
+    paths = parquet_parts(tmp_path, X, y, "y")
     paths[2].write_bytes(paths[2].read_bytes()[:-100])  # the footer is lost
     with pytest.raises(DataError, match=r"chunk 2 \(file '.*part2\.parquet'\)"):
         ShardedRows.from_files(paths, target="y")
