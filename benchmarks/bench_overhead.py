@@ -210,6 +210,34 @@ def measure_calibration(n_samples, n_features):
     return rows
 
 
+def measure_long_plans(steps=100_000, delta=1e-12):
+    """Calibration of plans of ``steps`` Poisson-subsampled Gaussian releases (plan only)."""
+    from dpglm.privacy.calibration import calibrate
+    from dpglm.privacy.events import PrivacyPlan, SampledGaussianEvent
+
+    rows = {}
+    for rate in (2.56e-4, 1e-3, 1e-2):
+        event = SampledGaussianEvent(
+            count=steps, sensitivity=2.0, noise_multiplier=1.0, sampling_rate=rate
+        )
+        plan = PrivacyPlan([event], neighbouring="replace_one")
+        calibrate(plan, 0.3, delta)  # imports and first calls out of the timing
+        for epsilon in (0.5, 1.0, 2.0):
+            start = time.perf_counter()
+            result = calibrate(plan, epsilon, delta)
+            elapsed = time.perf_counter() - start
+            rows[f"q={rate:g} eps={epsilon:g}"] = {
+                "calibration_s": elapsed,
+                "epsilon": result.epsilon,
+            }
+            print(
+                f"  {steps} steps q={rate:g} eps={epsilon:g}: calibration {elapsed * 1e3:6.1f} ms"
+                f"  eps {result.epsilon:.5f}",
+                flush=True,
+            )
+    return rows
+
+
 # -- 2. fits on adult ---------------------------------------------------------------------------
 
 
@@ -325,6 +353,7 @@ def main(argv=None):
         "calibration": lambda: {
             "adult (32561 x 123)": measure_calibration(32_561, 123),
             "synthetic (1e6 x 100)": measure_calibration(1_000_000, 100),
+            "1e5 steps": measure_long_plans(),
         },
         "fits": measure_fits,
         "search": measure_search,

@@ -212,3 +212,54 @@ def test_the_tilt_agrees_with_an_extended_precision_fft_where_float64_fails():
     assert reference == pytest.approx(tilted, rel=1e-3)
     plain = compose_all([(one, count)], tail, 0.0).epsilon(delta)
     assert plain > 1.2 * reference
+
+
+def _random_pld(seed, size=5000, step=1e-3):
+    """A distribution on the grid with mass spread over many orders of magnitude."""
+    rng = np.random.default_rng(seed)
+    probs = np.exp(rng.uniform(-300, 0, size))
+    return GridPLD(step, -size // 3, probs / probs.sum(), 1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_moment_generating_function_by_blocks_equals_the_direct_sum(seed):
+    from dpglm.privacy.pld import _log_mgf
+
+    pld = _random_pld(seed, size=4099)  # not a multiple of the block
+    t = np.concatenate([-np.geomspace(1e-3, 2e3, 24)[::-1], [0.0], np.geomspace(1e-3, 2e3, 24)])
+    exponents = np.outer(t, pld.losses) + np.log(pld.probs)
+    top = exponents.max(axis=1, keepdims=True)
+    direct = top[:, 0] + np.log(np.exp(exponents - top).sum(axis=1))
+    np.testing.assert_allclose(_log_mgf(pld, t), direct, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-8, 1e-12])
+def test_epsilon_read_on_a_suffix_equals_the_whole_grid(delta):
+    # the last grid point over delta found on the whole grid, and delta interpolated there
+    for seed in range(3):
+        pld = _random_pld(seed)
+        curve, above, weighted = pld.deltas()
+        j = int(np.flatnonzero(curve > delta)[-1])
+        loss_j = (pld.offset + j) * pld.step
+        whole = loss_j + math.log((above[j] + pld.infinity - delta) / weighted[j])
+        assert pld.epsilon(delta) == pytest.approx(min(whole, loss_j + pld.step), rel=1e-11)
+
+
+def test_leaving_out_a_negligible_spectrum_keeps_the_composition():
+    # the composition's spectrum of 19,531 releases is mostly below e**-700; against the
+    # same composition with the spectrum whole, every entry agrees to far below delta
+    from dpglm.privacy import pld as module
+
+    curves = poisson_gaussian_curves(0.4334, 0.000256, "replace_one")
+    one = GridPLD.from_curve(curves[0], 4e-4, tail_mass=1e-17)
+    kept = module.compose_all([(one, 19531)], 1e-16, 1e-12)
+    saved = module._NEGLIGIBLE_LOG
+    try:
+        module._NEGLIGIBLE_LOG = -math.inf
+        whole = module.compose_all([(one, 19531)], 1e-16, 1e-12)
+    finally:
+        module._NEGLIGIBLE_LOG = saved
+    assert kept.offset == whole.offset and kept.probs.size == whole.probs.size
+    assert np.all(kept.probs >= whole.probs - 1e-15)
+    assert kept.epsilon(1e-12) == pytest.approx(whole.epsilon(1e-12), rel=1e-9)
+    assert kept.epsilon(1e-12) >= whole.epsilon(1e-12)

@@ -7,13 +7,14 @@ smallest ``s`` whose accounted epsilon is at most the target. The closed forms
 (microseconds) bracket it by doubling and halving and narrow it with Brent's
 method on ``log s`` to relative tolerance ``rtol``; the accountants that take
 milliseconds (privacy loss distributions, Renyi DP) start from a cheaper
-accountant's scale or from the plan's Gaussian approximation and take secant
-steps on ``log epsilon`` against ``log s`` (the first one along the slope of
-the Gaussian approximation) until epsilon lies within ``[target (1 - rtol),
-target]``. A privacy loss distribution reads epsilon to about its grid step,
-so its window is at least ``GRID_JITTER_STEPS`` steps wide, and its search
-starts on a grid ``COARSE_FACTOR`` times coarser. Either way it returns a
-scale whose epsilon was computed and found within the target, so the
+accountant's scale or from the plan's Gaussian approximation and take steps on
+``log epsilon`` against ``log s`` along that approximation plus a linear
+residual fitted to the points computed (inside the bracket of the target once
+there is one) until epsilon lies within ``[target (1 - rtol), target]``. A
+privacy loss distribution reads epsilon to about its grid step, so its window
+is at least ``GRID_JITTER_STEPS`` steps wide, and its search starts on a grid
+``COARSE_FACTOR`` times coarser. Either way it returns a scale whose epsilon
+was computed and found within the target, so the
 calibrated plan never exceeds it.
 
 Examples
@@ -59,7 +60,7 @@ MAX_FACTOR = 1e12
 #: the first bracket below the scale of a cheaper accountant, on log(scale): a factor 1.25
 NARROW_STEP = math.log(1.25)
 #: the coarse grid's search stops at this relative width
-COARSE_RTOL = 1e-2
+COARSE_RTOL = 3e-3
 #: accountants whose evaluation takes milliseconds: their search starts from a rough guess
 SLOW = ("pld", "rdp")
 #: the largest secant step on log(scale): a factor 1.5 (less noise costs more than it
@@ -252,35 +253,44 @@ def _calibrate_with(plan, epsilon, delta, name, rtol, best=None):
             return _search(plan, epsilon, delta, acc, rtol)
     if point is None:  # no Gaussian approximation: a loose search on the coarsest grid
         point = math.log(_search(plan, epsilon, delta, PLDAccountant(COARSE_STEP), 0.1).scale)
-    resolution = rtol
+    resolution, drift = rtol, None
     if name == "pld":
-        point, known = _coarse_pld_point(plan, epsilon, delta, point, known)
+        point, known, drift = _coarse_pld_point(plan, epsilon, delta, point, known)
         # the grid of many releases resolves epsilon to about its step: a window narrower
         # may not be hit
         events = active_events(plan.scaled(math.exp(point))) or []
         if composition_count(events) >= MANY_RELEASES:
             resolution = max(rtol, GRID_JITTER_STEPS * grid_step(events, delta) / epsilon)
-    return _secant(plan, epsilon, delta, acc, rtol, point, known, resolution)
+    return _secant(plan, epsilon, delta, acc, rtol, point, known, resolution, drift)[0]
 
 
 def _coarse_pld_point(plan, epsilon, delta, point, known):
-    """``(point, known)`` moved by secant steps on a grid ``COARSE_FACTOR`` times as coarse
-    as the one the plan is computed on at ``point``, when that is finer than the coarsest
-    grid; else as given."""
+    """``(point, known, drift)`` moved by secant steps on a grid ``COARSE_FACTOR`` times
+    as coarse as the one the plan is computed on at ``point``, when that is finer than the
+    coarsest grid; else as given (``drift`` None)."""
     fine = grid_step(active_events(plan.scaled(math.exp(point))) or [], delta)
     if fine >= COARSE_STEP:
-        return point, known
+        return point, known, None
     coarse = PLDAccountant(min(COARSE_STEP, COARSE_FACTOR * fine))
-    return math.log(_secant(plan, epsilon, delta, coarse, COARSE_RTOL, point).scale), None
+    result, drift = _secant(plan, epsilon, delta, coarse, COARSE_RTOL, point)
+    return math.log(result.scale), None, drift
 
 
-def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None):
-    """Secant steps on ``log epsilon`` against ``log scale`` from ``point``, each point
-    checked: the least-noise point found whose epsilon lies in ``[epsilon (1 - rtol),
-    epsilon]`` (after one step, ``resolution`` in place of ``rtol``, aimed at its middle), or
-    the least within the target after ``SECANT_STEPS`` steps. ``known`` is the epsilon
-    at ``point`` when already computed with ``acc``."""
+def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None, drift=None):
+    """Checked steps on ``log epsilon`` against ``log scale`` from ``point``: the
+    least-noise point found whose epsilon lies in ``[epsilon (1 - rtol), epsilon]``
+    (after one step, ``resolution`` in place of ``rtol``, aimed at its middle), or the
+    least within the target after ``SECANT_STEPS`` steps; and the last drift of the
+    residual (see below), which a finer grid's search may start from.
 
+    ``known`` is the epsilon at ``point`` when already computed with ``acc``.
+    Epsilon is far from inversely proportional to the noise of many subsampled
+    releases at a small delta, and its curve bends: each step follows the plan's
+    Gaussian approximation plus a residual, the line of slope ``drift`` through the
+    last point computed (the slope between the last two, or ``drift`` as given, or
+    0 at first), and a plain secant step where the plan has no approximation. Once
+    points on both sides of the target are known, every step stays between them.
+    """
     limit = math.log(MAX_FACTOR)
 
     def log_cost(log_scale):
@@ -295,27 +305,31 @@ def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None)
         value, eps = log_cost(point)
     else:
         value, eps = math.log(max(known, 1e-300)), known
-    # epsilon is far from inversely proportional to the noise of many subsampled releases
-    # at a small delta: each step follows the plan's Gaussian approximation, shifted to
-    # the last point computed, and a plain secant step where it has none
     model = _approximation(plan, delta)
-    slope, previous = -1.0, None
+    slope = -1.0
     kept = (point, value, eps) if value <= target else None
+    above = None if value <= target else (point, value)  # the most noise found too little
     for steps in range(SECANT_STEPS):
         if kept is not None and kept[1] >= (floor if steps == 0 else loose):
             break
-        move = _model_move(model, (point, value), previous, aim)
+        move = _model_move(model, (point, value), drift or 0.0, aim)
         if move is None:
             move = (aim - value) / slope
         move = max(-MAX_SECANT_MOVE, min(MAX_SECANT_MOVE, move))
         following = min(limit, max(-limit, point + move))
+        if kept is not None and above is not None and not above[0] < following < kept[0]:
+            following = _interpolate(above, kept[:2], aim)
         following_value, following_eps = log_cost(following)
-        if following_value <= target and (kept is None or following < kept[0]):
-            kept = (following, following_value, following_eps)
+        if following_value <= target:
+            if kept is None or following < kept[0]:
+                kept = (following, following_value, following_eps)
+        elif above is None or following > above[0]:
+            above = (following, following_value)
         # a slope from points closer than the grid resolves is its jitter, not the curve's
         if abs(following - point) > (resolution or rtol) and following_value != value:
             slope = min(-1e-3, (following_value - value) / (following - point))
-            previous = (point, value)
+            if model is not None:
+                drift = slope - (model(following) - model(point)) / (following - point)
         point, value = following, following_value
     while kept is None:  # not met yet: move up until it is
         if point >= limit:
@@ -325,7 +339,7 @@ def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None)
         if value <= target:
             kept = (point, value, eps)
     scale = math.exp(kept[0])
-    return CalibrationResult(plan.scaled(scale), scale, kept[2], delta, acc.name)
+    return CalibrationResult(plan.scaled(scale), scale, kept[2], delta, acc.name), drift
 
 
 def _approximation(plan, delta):
@@ -342,43 +356,34 @@ def _approximation(plan, delta):
     return log_epsilon
 
 
-def _model_move(model, last, previous, aim, reach=2 * MAX_SECANT_MOVE):
-    """The move of ``log scale`` from ``last`` that takes ``model`` plus its residual to
-    ``aim``; None without a model or a root within ``reach``.
-
-    ``last`` and ``previous`` are ``(log scale, log epsilon)`` points computed on the
-    grid; the residual (grid minus model) is the line through both, or constant through
-    ``last`` when ``previous`` is None: a secant step on the residual, which varies
-    slowly where the model follows the curve.
-    """
+def _model_move(model, last, drift, aim, reach=2 * MAX_SECANT_MOVE):
+    """The move of ``log scale`` from ``last``, a ``(log scale, log epsilon)`` point
+    computed on the grid, that takes ``model`` plus its residual to ``aim``: the residual
+    is the line of slope ``drift`` through ``last``. None without a model or a root
+    within ``reach``."""
     if model is None:
         return None
     try:
         point, value = last
         offset = value - model(point)
-        drift = 0.0
-        if previous is not None:
-            drift = (offset - (previous[1] - model(previous[0]))) / (point - previous[0])
 
-        def move(slope):
-            def gap(log_scale):
-                return model(log_scale) + offset + slope * (log_scale - point) - aim
+        def gap(log_scale):
+            return model(log_scale) + offset + drift * (log_scale - point) - aim
 
-            lo, hi = point - reach, point + reach
-            if not gap(lo) > 0 > gap(hi):
-                return None
-            return find_root(gap, lo, hi, xtol=1e-7) - point
-
-        steady = move(0.0)
-        if previous is None:
-            return steady
-        drifting = move(drift)
-        # the residual's line is trusted no farther than the span of its two points
-        if drifting is not None and abs(drifting) <= abs(point - previous[0]):
-            return drifting
-        return steady
+        lo, hi = point - reach, point + reach
+        if not gap(lo) > 0 > gap(hi):
+            return None
+        return find_root(gap, lo, hi, xtol=1e-4) - point
     except (OverflowError, ValueError, ZeroDivisionError):
         return None
+
+
+def _interpolate(above, below, aim):
+    """The ``log scale`` at which the line through two ``(log scale, log epsilon)``
+    points on either side of the target reaches ``aim``, kept off their ends."""
+    (x0, y0), (x1, y1) = above, below
+    fraction = (y0 - aim) / (y0 - y1) if y0 != y1 else 0.5
+    return x0 + min(0.9, max(0.1, fraction)) * (x1 - x0)
 
 
 def _rough_log_scale(plan, epsilon, delta):

@@ -56,6 +56,8 @@ _CHERNOFF_T = np.geomspace(1e-3, 2e3, 24)
 #: the largest tilt: beyond it the FFT's rounding no longer matters for any delta above
 #: 1e-15, while the window that holds the tilted composition keeps growing
 MAX_TILT = 4.0
+#: spectral entries of a composition below ``e**_NEGLIGIBLE_LOG`` in modulus are left out
+_NEGLIGIBLE_LOG = -700.0
 
 
 def randomized_response_composed(epsilon: float, count: int, step: float) -> GridPLD:
@@ -192,18 +194,30 @@ class GridPLD:
         """The least ``epsilon >= 0`` with ``delta(epsilon) <= delta`` (``inf`` if none)."""
         if self.infinity > delta:
             return math.inf
-        curve, above, weighted = self.deltas()
-        over = np.flatnonzero(curve > delta)
+        p = self.probs
+        above = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])
+        # delta at loss j is at most above[j] + infinity, so the last grid point over
+        # delta lies below the first where that sum is not: the discounted tail (exact
+        # on any suffix, as it only sums higher losses) is computed on a suffix that
+        # grows until it holds that point
+        length = 2 * (p.size - int(np.argmax(above + self.infinity <= delta))) + 64
+        while True:
+            start = max(0, p.size - length)
+            weighted = _discounted_tail(p[start:], self.step)
+            over = np.flatnonzero(above[start:] - weighted + self.infinity > delta)
+            if over.size or start == 0:
+                break
+            length *= 4
         if over.size == 0:
             # below the grid's first loss: delta = A - exp(eps) B over all the mass
             first = self.offset * self.step
             total = math.fsum(self.probs) + self.infinity - delta
             below = math.fsum(self.probs * np.exp(first - self.losses))
             return _outward(first + math.log(total / below))
-        j = int(over[-1])
+        j = start + int(over[-1])
         # on (loss_j, loss_j+1]: delta = A - exp(eps - loss_j) W; solve for delta
         loss_j = (self.offset + j) * self.step
-        eps = loss_j + math.log((above[j] + self.infinity - delta) / weighted[j])
+        eps = loss_j + math.log((above[j] + self.infinity - delta) / weighted[j - start])
         return _outward(min(eps, loss_j + self.step))
 
 
@@ -255,27 +269,51 @@ def _discounted_tail(p, step):
     """``w[j] = sum_{i > j} p_i exp(-(i - j) step)``, stably, in blocks of bounded exponent."""
     n = p.size
     out = np.empty(n)
-    block = max(1, int(30.0 / step))  # exp(30) keeps every block's rescaling finite
+    block = min(n, max(1, int(30.0 / step)))  # exp(30) keeps every block's rescaling finite
+    k = np.arange(block)
+    decay, growth = np.exp(-k * step), np.exp(k * step)
     carry = 0.0  # the discounted mass beyond the current block, seen from its last entry
     for end in range(n, 0, -block):
         start = max(0, end - block)
-        k = np.arange(end - start)
+        m = end - start
         # within the block, relative to its first entry: sum_{i > j} p_i e^{-(i-j)h}
-        scaled = p[start:end] * np.exp(-k * step)
-        rev = np.cumsum(scaled[::-1])[::-1]
-        inside = np.concatenate([rev[1:], [0.0]]) * np.exp(k * step)
-        beyond = carry * np.exp(-(end - 1 - start - k) * step)
+        rev = np.cumsum((p[start:end] * decay[:m])[::-1])[::-1]
+        inside = np.append(rev[1:], 0.0) * growth[:m]
+        beyond = carry * decay[:m][::-1]  # carry * exp(-(m - 1 - k) step)
         out[start:end] = inside + beyond
         carry = (p[start] + out[start]) * math.exp(-step)
     return out
 
 
-def _log_mgf(pld, t):
-    """``log E exp(t L)`` of the finite part of ``pld`` for every ``t`` (normalised)."""
-    expo = np.outer(np.asarray(t, dtype=float), pld.losses)
-    top = expo.max(axis=1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        return top[:, 0] + np.log(np.exp(expo - top) @ pld.probs) - math.log(pld.probs.sum())
+def _log_mgf(pld, t, block: int = 128):
+    """``log E exp(t L)`` of the finite part of ``pld`` for every ``t`` (normalised).
+
+    On the grid ``L_i = (offset + i) h``, ``exp(t (L_i - L_top))`` is ``z**j`` with
+    ``z = exp(-|t| h)`` and ``j`` the distance of ``i`` from the end where ``t L``
+    is largest; with ``j = a B + b`` it is ``z**(a B) z**b``, so one matrix product
+    of the probabilities (in rows of ``B``) with ``z**b`` and a weighted sum over
+    the rows replace ``len(t) * n`` exponentials by ``len(t) * (n / B + B)``.
+    No power exceeds 1, so none overflows.
+    """
+    t = np.asarray(t, dtype=float)
+    n = pld.probs.size
+    rows = -(-n // block)
+    padded = np.zeros(rows * block)
+    within = np.arange(block)
+    across = np.arange(rows) * block
+    out = np.empty(t.size)
+    for upward in (True, False):
+        chosen = t > 0 if upward else t <= 0
+        if not chosen.any():
+            continue
+        rate = np.abs(t[chosen]) * pld.step
+        padded[:n] = pld.probs[::-1] if upward else pld.probs
+        inner = padded.reshape(rows, block) @ np.exp(-np.outer(within, rate))
+        total = np.einsum("rk,rk->k", inner, np.exp(-np.outer(across, rate)))
+        top = pld.offset + (n - 1 if upward else 0)
+        with np.errstate(divide="ignore"):
+            out[chosen] = t[chosen] * top * pld.step + np.log(total)
+    return out - math.log(pld.probs.sum())
 
 
 class _Cumulants:
@@ -390,7 +428,7 @@ def compose_all(parts, tail_mass: float = 0.0, delta: float = 0.0) -> GridPLD:
     full = sum(count * (pld.probs.size - 1) for pld, count in parts) + 1
     size = _fft_size(min(full, hi - lo + 1))
     folded = size < full
-    spectrum = np.ones(size // 2 + 1, dtype=complex)
+    transforms, log_modulus = [], np.zeros(size // 2 + 1)
     start, log_scale = 0, 0.0
     for pld, count in parts:
         p = pld.probs
@@ -399,15 +437,24 @@ def compose_all(parts, tail_mass: float = 0.0, delta: float = 0.0) -> GridPLD:
             log_w -= log_w.max()
             p = p * np.exp(log_w)
         mass = p.sum()
-        spectrum *= np.fft.rfft(_wrap(p / mass, size)) ** count
+        transform = np.fft.rfft(_wrap(p / mass, size))
+        with np.errstate(divide="ignore"):
+            log_modulus += count * np.log(np.abs(transform))
+        transforms.append((transform, count))
         start += count * pld.offset
         log_scale += count * math.log(mass)
+    # a composition of many releases is smooth: most of its spectrum is below e**-700
+    # and is left at 0, which moves any entry of the inverse by at most 2 e**-700
+    live = log_modulus > _NEGLIGIBLE_LOG
+    spectrum = np.zeros(size // 2 + 1, dtype=complex)
+    spectrum[live] = math.prod(transform[live] ** count for transform, count in transforms)
     out = np.fft.irfft(spectrum, size)
     if not folded:
         out = out[:full]  # the rest is padding: zero but for rounding
     # FFT rounding leaves entries of the order of the machine epsilon, some negative:
-    # their size is added back to every entry, which only adds mass
-    floor = max(0.0, -float(out.min()))
+    # their size (and the bound on the spectrum left out) is added back to every entry,
+    # which only adds mass
+    floor = max(0.0, -float(out.min())) + 2.0 * math.exp(_NEGLIGIBLE_LOG)
     out = np.maximum(out, 0.0) + floor
     if folded:
         # circular index r holds the losses start + r + k * size; keep the window [lo, lo + size)
