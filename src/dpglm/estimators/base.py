@@ -32,6 +32,7 @@ from dpglm.estimators.multiclass import (
     stack_models,
 )
 from dpglm.estimators.persistence import save_model
+from dpglm.estimators.pipelines import upstream_leaks
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
 from dpglm.estimators.validation import (
@@ -216,8 +217,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         name = type(self).__name__
         epsilon, delta = self._check_params()
         public_labels = self._public_labels()
+        upstream = upstream_leaks(self)
         if is_sharded(X):
-            return self._fit_sharded(X, y, epsilon, delta, public_labels)
+            self._fit_sharded(X, y, epsilon, delta, public_labels)
+            return self._with_upstream_leaks(upstream)
         X = check_features(X)
         y = check_target(y, name)
         if self._task == "classification":
@@ -233,6 +236,14 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 raise
             raise labels_error(name, y, err) from err
         self._store(self._fit_records(data, epsilon, delta), data, public_labels, feature_names)
+        return self._with_upstream_leaks(upstream)
+
+    def _with_upstream_leaks(self, leaks):
+        """``self``, its report listing the leaks of the pipeline steps before it."""
+        if leaks:
+            report = self.privacy_report_
+            warnings = (*report.warnings, *leaks)
+            self.privacy_report_ = dataclasses.replace(report, warnings=warnings)
         return self
 
     def _fit_sharded(self, X, y, epsilon, delta, public_labels):

@@ -90,6 +90,8 @@ __all__ = [
     "PrivateMinMaxScaler",
     "PrivateStandardScaler",
     "check_pipeline",
+    "leak_messages",
+    "leaking_steps",
 ]
 
 #: the share of a standard scaler's (epsilon, delta) that releases the ranges when no
@@ -884,13 +886,42 @@ def check_pipeline(pipeline) -> list:
     if not isinstance(pipeline, Pipeline):
         raise TypeError(f"check_pipeline takes a sklearn Pipeline, got {type(pipeline).__name__}")
     check_is_fitted(pipeline)
-    found = [leak for name, step in pipeline.steps[:-1] for leak in _leaks_of(name, step)]
-    for name, step, what in found:
-        warn_privacy_leak(
-            f"pipeline step {name!r} ({type(step).__name__}) {what}: it transforms the records "
-            "the final step reads, so the final step's guarantee does not cover the pipeline; "
-            "use dpglm's private transformers (PrivateStandardScaler, PrivateMinMaxScaler, "
-            "PrivateClipper) or public bounds",
-            stacklevel=2,
-        )
+    found = leaking_steps(pipeline.steps[:-1])
+    for message in leak_messages(found):
+        warn_privacy_leak(message, stacklevel=2)
     return [(name, step) for name, step, _ in found]
+
+
+def leaking_steps(steps) -> list:
+    """``(name, step, what)`` for every fitted step of ``steps`` (``(name, step)`` pairs, as
+    ``Pipeline.steps``) that learned from the data without privacy, by the rule of
+    :func:`check_pipeline`; nested containers are searched and named ``outer__inner``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import MinMaxScaler
+    >>> scaler = MinMaxScaler().fit(np.array([[0.0], [2.0]]))
+    >>> [(name, what[:28]) for name, _, what in leaking_steps([("scale", scaler)])]
+    [('scale', 'learned data_max_, data_min_')]
+    """
+    return [leak for name, step in steps for leak in _leaks_of(name, step)]
+
+
+def leak_messages(found) -> list:
+    """The :class:`~dpglm.exceptions.PrivacyLeakWarning` message of each ``(name, step,
+    what)`` of :func:`leaking_steps`.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> leak_messages([("scale", StandardScaler(), "learned mean_ without privacy")])[0][:40]
+    "pipeline step 'scale' (StandardScaler) l"
+    """
+    return [
+        f"pipeline step {name!r} ({type(step).__name__}) {what}: it transforms the records "
+        "the final step reads, so the final step's guarantee does not cover the pipeline; "
+        "use dpglm's private transformers (PrivateStandardScaler, PrivateMinMaxScaler, "
+        "PrivateClipper) or public bounds"
+        for name, step, what in found
+    ]
