@@ -89,7 +89,10 @@ __all__ = [
     "PrivateClipper",
     "PrivateMinMaxScaler",
     "PrivateStandardScaler",
+    "check_budget",
     "check_pipeline",
+    "check_random_state",
+    "frame_feature_names",
     "leak_messages",
     "leaking_steps",
 ]
@@ -136,13 +139,32 @@ def _check_bounds(bounds, n_features=None):
     return check_feature_bounds(bounds, n_features, name="bounds")
 
 
-def _check_budget(budget):
+def check_budget(budget):
+    """Refuse a ``budget`` that is neither None nor a budget (something with ``charge``).
+
+    Examples
+    --------
+    >>> check_budget(None)
+    >>> check_budget(1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget must be None or a PrivacyBudget, got 1.0
+    """
     if budget is not None and not callable(getattr(budget, "charge", None)):
         raise ValueError(f"budget must be None or a PrivacyBudget, got {budget!r}")
 
 
-def _check_random_state(random_state):
-    # the noise source's own check, made before the data is read
+def check_random_state(random_state):
+    """Refuse a ``random_state`` the noise source would refuse, before the data is read.
+
+    Examples
+    --------
+    >>> check_random_state(0)
+    >>> check_random_state("seed")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: random_state: ...
+    """
     try:
         make_noise_source(random_state)
     except (TypeError, ValueError) as err:
@@ -158,8 +180,15 @@ def _check_with_mean(with_mean):
 # -- data --------------------------------------------------------------------------------------
 
 
-def _feature_names(X):
-    """The column names of a DataFrame when all are strings (scikit-learn's rule)."""
+def frame_feature_names(X):
+    """The column names of a DataFrame when all are strings (scikit-learn's rule); None for
+    anything else.
+
+    Examples
+    --------
+    >>> frame_feature_names(np.zeros((2, 2))) is None
+    True
+    """
     if not is_dataframe(X):
         return None
     kinds = {isinstance(c, str) for c in X.columns}
@@ -246,8 +275,8 @@ class _RangeTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             positive_delta=_GAUSSIAN_REASON if self._releases() else None,
         )
         _check_bounds(self.bounds)
-        _check_budget(self.budget)
-        _check_random_state(self.random_state)
+        check_budget(self.budget)
+        check_random_state(self.random_state)
         return epsilon, delta
 
     def _check_sparse(self, sparse, public):
@@ -285,7 +314,7 @@ class _RangeTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         name = type(self).__name__
         epsilon, delta = self._check_params()
-        names = _feature_names(X)
+        names = frame_feature_names(X)
         X = _read(X, name)
         n, p = X.shape
         sparse = sp.issparse(X)
@@ -351,7 +380,7 @@ class _RangeTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """``X`` read for ``transform``: fitted, the same columns, finite."""
         check_is_fitted(self, "low_")
         name = type(self).__name__
-        names = _feature_names(X)
+        names = frame_feature_names(X)
         fitted = getattr(self, "feature_names_in_", None)
         if fitted is not None and names is not None:
             if len(fitted) != len(names) or not np.all(fitted == names):

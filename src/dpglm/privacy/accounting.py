@@ -39,6 +39,11 @@ supports and refuses the others (:class:`~dpglm.exceptions.UnsupportedPlanError`
     when it applies, since nothing valid is tighter; PLD only while the closed
     forms stay below ``EXPENSIVE_EPSILON_LIMIT``.
 
+A :class:`~dpglm.privacy.events.ThresholdEvent` costs a fixed delta and no
+epsilon: every accountant accounts the plan's other events at ``delta`` minus
+:func:`fixed_delta` (basic composition of approximate DP: ``(e1, d1)`` then
+``(e2, d2)`` is ``(e1 + e2, d1 + d2)``), and gives ``inf`` when nothing remains.
+
 Noise multipliers are noise scale over sensitivity under the plan's own
 neighbouring relation (:mod:`dpglm.privacy.events`), so non-subsampled events
 need no relation-specific analysis; dp-accounting's own conventions differ
@@ -75,6 +80,7 @@ from dpglm.privacy.events import (
     PureDPEvent,
     RepeatAndSelectEvent,
     SampledGaussianEvent,
+    ThresholdEvent,
     ZCDPEvent,
 )
 from dpglm.privacy.rdp_curves import poisson_replace_one_rdp, pure_dp_rdp, wor_gaussian_rdp
@@ -95,11 +101,13 @@ def active_events(plan):
 
     A repeat-and-select event is kept with the active part of its base plan,
     dropped when that part is empty (repeating a free mechanism is free), and
-    makes the plan non-private when its base plan is.
+    makes the plan non-private when its base plan is. Threshold events are
+    left out: they cost a fixed delta (:func:`fixed_delta`), which
+    :meth:`Accountant.epsilon` takes off before the others are accounted.
     """
     events = []
     for event in plan.events:
-        if event.count == 0:
+        if event.count == 0 or isinstance(event, ThresholdEvent):
             continue
         if isinstance(event, RepeatAndSelectEvent):
             inner = active_events(event.inner)
@@ -118,6 +126,19 @@ def active_events(plan):
             continue
         events.append(event)
     return events
+
+
+def fixed_delta(plan) -> float:
+    """The delta the threshold events of ``plan`` cost whatever the noise: ``sum count * delta``.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.events import GaussianEvent
+    >>> events = [GaussianEvent(noise_multiplier=1.0), ThresholdEvent(delta=1e-7, count=3)]
+    >>> round(fixed_delta(PrivacyPlan(events)), 12)
+    3e-07
+    """
+    return math.fsum(e.count * e.delta for e in plan.events if isinstance(e, ThresholdEvent))
 
 
 def _pure_epsilon(event):
@@ -161,12 +182,21 @@ class Accountant:
         return self._reason(events, plan)
 
     def epsilon(self, plan: PrivacyPlan, delta: float) -> float:
-        """Epsilon of ``plan`` at ``delta`` (``inf`` for a non-private plan)."""
+        """Epsilon of ``plan`` at ``delta`` (``inf`` for a non-private plan).
+
+        The other events are accounted at ``delta`` minus the threshold
+        events' fixed delta (:func:`fixed_delta`); ``inf`` when that leaves nothing.
+        """
         check_delta(delta)
         self.check(plan)
         events = active_events(plan)
         if events is None:
             return math.inf
+        fixed = fixed_delta(plan)
+        if fixed > 0.0:
+            if delta <= fixed:
+                return math.inf
+            delta = delta - fixed
         if not events:
             return 0.0
         return max(0.0, float(self._epsilon(events, plan, delta)))
@@ -615,11 +645,12 @@ def account(plan: PrivacyPlan, delta: float, accountant="auto") -> Accounting:
         return Accounting(eps, delta, acc.name, {acc.name: eps})
     values = {}
     names = sorted(auto_accountants(plan), key=lambda name: name in EXPENSIVE)
-    if names == ["pld"] and delta > 0:
+    rest = delta - fixed_delta(plan)
+    if names == ["pld"] and rest > 0:
         # no closed form tells whether epsilon is huge: the Gaussian approximation does
         from dpglm.privacy.pld import approximate_mu
 
-        if gdp_epsilon(approximate_mu(active_events(plan)), delta) > EXPENSIVE_EPSILON_LIMIT:
+        if gdp_epsilon(approximate_mu(active_events(plan)), rest) > EXPENSIVE_EPSILON_LIMIT:
             names = large_epsilon_accountants(plan, names)
     for name in names:
         if name in EXPENSIVE and values and min(values.values()) > EXPENSIVE_EPSILON_LIMIT:

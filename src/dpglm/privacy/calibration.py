@@ -15,7 +15,9 @@ privacy loss distribution reads epsilon to about its grid step, so its window
 is at least ``GRID_JITTER_STEPS`` steps wide, and its search starts on a grid
 ``COARSE_FACTOR`` times coarser. Either way it returns a scale whose epsilon
 was computed and found within the target, so the
-calibrated plan never exceeds it.
+calibrated plan never exceeds it. Threshold events cost a fixed delta that no
+noise changes (:func:`~dpglm.privacy.accounting.fixed_delta`): the other events
+are calibrated to ``epsilon`` at ``delta`` minus it.
 
 Examples
 --------
@@ -31,7 +33,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpglm.exceptions import CalibrationError
 from dpglm.privacy.accounting import (
@@ -40,6 +42,7 @@ from dpglm.privacy.accounting import (
     PLDAccountant,
     active_events,
     auto_accountants,
+    fixed_delta,
     gdp_epsilon,
     get_accountant,
     large_epsilon_accountants,
@@ -49,6 +52,7 @@ from dpglm.privacy.events import (
     PrivacyPlan,
     RepeatAndSelectEvent,
     SampledGaussianEvent,
+    ThresholdEvent,
     ZCDPEvent,
 )
 from dpglm.privacy.pld import COARSE_STEP, approximate_mu, composition_count, grid_step
@@ -137,7 +141,8 @@ def calibrate(
     ------
     CalibrationError
         If no noise level meets the target: the plan's fixed costs alone exceed
-        it, or it has no noise to scale; or ``delta = 0`` with a finite
+        it (its threshold events' delta at least ``delta``, say), or it has no
+        noise to scale; or ``delta = 0`` with a finite
         ``epsilon`` and Gaussian-family events in the plan (Gaussian, sampled
         Gaussian, zCDP), which have no ``(epsilon, 0)`` guarantee at any noise
         level, or with an accountant that gives none (e.g. ``"advanced"``).
@@ -171,6 +176,9 @@ def calibrate(
                 "no (epsilon, 0) guarantee at any noise level"
             )
             raise CalibrationError(zero_delta_message(reason))
+    fixed = fixed_delta(plan)
+    if fixed > 0.0:
+        return _calibrate_rest(plan, epsilon, delta, fixed, accountant, rtol)
     names = auto_accountants(plan) if accountant == "auto" else [get_accountant(accountant).name]
     if accountant == "auto" and epsilon > EXPENSIVE_EPSILON_LIMIT:
         names = large_epsilon_accountants(plan, names)
@@ -194,6 +202,26 @@ def calibrate(
     if best is None:
         raise errors[0]
     return best
+
+
+def _calibrate_rest(plan, epsilon, delta, fixed, accountant, rtol):
+    """Calibrate the events of ``plan`` other than its threshold events, at ``delta - fixed``.
+
+    Every accountant accounts the others at that delta (basic composition with
+    the threshold events' ``(0, fixed)``), so the least noise for them is the
+    least noise for the plan, and its epsilon the plan's.
+    """
+    if delta <= fixed:
+        raise CalibrationError(
+            f"no noise level meets epsilon={epsilon:g} at delta={delta:g}: the plan's threshold "
+            f"events cost delta={fixed:g} whatever the noise, which leaves nothing for its "
+            "other events; give a larger delta or a smaller threshold delta"
+        )
+    rest = PrivacyPlan(
+        tuple(e for e in plan.events if not isinstance(e, ThresholdEvent)), plan.neighbouring
+    )
+    result = calibrate(rest, epsilon, delta - fixed, accountant, rtol)
+    return replace(result, plan=plan.scaled(result.scale), delta=delta)
 
 
 def _gaussian_kinds(plan) -> list:

@@ -336,6 +336,59 @@ class ZCDPEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThresholdEvent(Event):
+    """A fixed ``delta`` per application, the chance that a threshold lets one record through.
+
+    A release that keeps only what passes a threshold on noisy counts (the
+    values of a categorical column, say) may keep a value that one record
+    alone holds: a value its neighbouring dataset has no count for at all,
+    which no amount of noise on the other counts hides. The threshold is set so
+    that this happens with probability at most ``delta``; the rest of the
+    release is analysed without those values. Each application is therefore
+    an ``(0, delta)`` cost, and every accountant accounts a plan holding such
+    events by basic composition of approximate DP (``(e1, d1)`` then
+    ``(e2, d2)`` is ``(e1 + e2, d1 + d2)``): the plan's other events are
+    accounted at ``delta`` minus ``count * delta`` of these, and the epsilon is
+    ``inf`` when nothing remains. Calibration never scales it.
+
+    Attributes
+    ----------
+    delta : float
+        In ``[0, 1)``, per application.
+
+    Examples
+    --------
+    >>> event = ThresholdEvent(delta=5e-7, label="rare values kept")
+    >>> event.scalable, event.scaled(2.0) == event
+    (False, True)
+    >>> event_from_dict(event.to_dict()) == event
+    True
+    """
+
+    delta: float
+
+    kind = "threshold"
+
+    def __post_init__(self):
+        super().__post_init__()
+        value = self.delta
+        if isinstance(value, bool) or not (isinstance(value, int | float) and 0 <= value < 1):
+            raise PlanError(f"delta must be a number in [0, 1), got {value!r}")
+        object.__setattr__(self, "delta", float(value))
+
+    def to_dp_event(self):
+        """Not available: dp-accounting has no event of a fixed delta.
+
+        dpglm's accountants subtract it from the plan's delta instead (see
+        :mod:`dpglm.privacy.accounting`).
+        """
+        raise NotImplementedError(
+            "a threshold event costs a fixed delta, which dp-accounting has no event for: "
+            "account the plan's other events at delta minus count * delta of this one"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class NonPrivateEvent(Event):
     """A release without any privacy guarantee (``epsilon = inf``).
 
@@ -413,6 +466,13 @@ class RepeatAndSelectEvent(Event):
                     f"inner must be a PrivacyPlan or a sequence of events, got {inner!r}"
                 ) from None
             object.__setattr__(self, "inner", inner)
+        if any(isinstance(e, ThresholdEvent) for e in inner.events):
+            # its delta is paid by every run that keeps a value, and the number of runs
+            # is random: the analysis of the search does not cover it
+            raise PlanError(
+                "a repeat-and-select search cannot hold a threshold event: its fixed delta "
+                "is not analysed through a random number of runs"
+            )
         mean, shape = _number_field("mean", self.mean), _number_field("shape", self.shape)
         if not (math.isfinite(mean) and mean >= 1.0):
             raise PlanError(f"mean must be a finite number >= 1, got {self.mean!r}")
@@ -497,6 +557,7 @@ EVENT_TYPES = {
         NoisyMaxEvent,
         PureDPEvent,
         ZCDPEvent,
+        ThresholdEvent,
         NonPrivateEvent,
         RepeatAndSelectEvent,
     )

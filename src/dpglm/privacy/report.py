@@ -64,7 +64,8 @@ class MechanismRecord:
     noise_scale : float or None
         ``noise_multiplier * sensitivity`` (std for Gaussian, scale otherwise).
     details : dict
-        Kind-specific facts: noise distribution, sampling, per-use epsilon or rho;
+        Kind-specific facts: noise distribution, sampling, per-use epsilon or rho,
+        the fixed ``delta`` of a threshold;
         for a repeat-and-select search, the ``distribution``, ``mean`` and
         ``shape`` of the number of runs and the ``inner`` mechanisms of one run
         (as dictionaries of these same fields).
@@ -87,7 +88,7 @@ class MechanismRecord:
         if multiplier is not None and event.sensitivity is not None:
             scale = noise_scale_of(multiplier, event.sensitivity)  # as the release draws it
         details = {}
-        for name in ("noise", "monotone", "epsilon", "rho"):
+        for name in ("noise", "monotone", "epsilon", "rho", "delta"):
             if hasattr(event, name):
                 details[name] = getattr(event, name)
         if isinstance(event, SampledGaussianEvent):
@@ -307,7 +308,7 @@ def _number(value):
     return value
 
 
-_NUMERIC_DETAILS = ("epsilon", "rho", "sampling_rate", "mean", "shape")
+_NUMERIC_DETAILS = ("epsilon", "rho", "delta", "sampling_rate", "mean", "shape")
 
 
 def _decode(data):
