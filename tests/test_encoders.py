@@ -390,7 +390,6 @@ def test_a_column_transformer_encodes_the_strings_and_scales_the_numbers():
     [
         ({"categories": {"colour": ["red"], "weight": ["a"]}}, r"column 'weight', which is not"),
         ({"categories": {5: ["a"]}}, r"column 5, which is not a column"),
-        ({"categories": {"size": []}}, r"categories of column 'size' is empty"),
         ({"categories": {"size": ["S", "M", "S"]}}, r"column 'size' holds 'S' more than once"),
         (
             {"categories": {"colour": ["red", None, "?"]}, "missing_values": "?"},
@@ -466,3 +465,14 @@ def test_the_raw_adult_table_keeps_its_frequent_categories():
     assert Z.shape == (len(frame), sum(len(k) + 1 for k in encoder.categories_))
     assert len(budget.charges) == 1 and encoder.privacy_report_.epsilon <= 0.1
     assert elapsed < 3.0, f"fit and transform took {elapsed:.2f} s"
+
+
+def test_an_empty_public_category_set_encodes_the_column_as_its_other_level():
+    cells = np.array([["red", "S"], ["blue", "M"]], dtype=object)
+    encoder = PrivateOneHotEncoder(categories={0: [], 1: ["S"]}, sparse_output=False).fit(cells)
+    assert encoder.get_feature_names_out(["colour", "size"]).tolist() == [
+        "colour_<other>",
+        "size_S",
+        "size_<other>",
+    ]
+    np.testing.assert_array_equal(encoder.transform(cells), [[1, 1, 0], [1, 0, 1]])

@@ -39,6 +39,7 @@ KEYS = {
     "n_iter",
     "delta",
     "privacy_report",
+    "encoding",
 }
 
 MODELS = [
@@ -117,7 +118,8 @@ def test_document_holds_the_documented_keys(tmp_path):
     document = json.loads(text)
     assert set(document) == KEYS
     assert document["format"] == MODEL_FORMAT == "dpglm-model"
-    assert document["version"] == MODEL_FORMAT_VERSION == 3
+    assert document["version"] == MODEL_FORMAT_VERSION == 4
+    assert document["encoding"] is None
     assert document["multi_class"] == "binary"
     assert document["scaling"] == model.scaling_.to_dict()
     assert document["scaling"]["low"] == [-1.0] * 3 and document["scaling"]["centred"]
@@ -312,11 +314,11 @@ def test_wrong_format(tmp_path, document):
     _load_error(_write(tmp_path / "m.json", document), "not a dpglm model file")
 
 
-@pytest.mark.parametrize("version", [1, 4, 0, "2", None, True])
+@pytest.mark.parametrize("version", [1, 5, 0, "2", None, True])
 def test_wrong_version(saved, version):
     path, document = saved
     document["version"] = version
-    _load_error(_write(path, document), f"version {version!r}; this dpglm reads versions 2, 3")
+    _load_error(_write(path, document), f"version {version!r}; this dpglm reads versions 2, 3, 4")
 
 
 @pytest.mark.parametrize("name", ["DPPoisson", "LogisticRegression", None])
@@ -383,6 +385,14 @@ def test_load_model_round_trips_through_the_top_level_name(tmp_path):
     X, y = _data(model)
     _fit(model, X, y).save(tmp_path / "model.json")
     _assert_same_model(dpglm.load_model(tmp_path / "model.json"), model, X)
+
+
+def test_a_version_3_file_reads_as_a_model_without_encoding(saved):
+    path, document = saved
+    del document["encoding"]
+    document["version"] = 3
+    model = dpglm.load_model(_write(path, document))
+    assert not hasattr(model, "encoding_")
 
 
 def test_a_version_2_file_reads_as_a_binary_model(saved):

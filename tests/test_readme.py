@@ -52,6 +52,11 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
         claimed("print(model.solver_, round(model.score(houses"),
         claimed('print(round(model.privacy_report_.parts["preprocessing"]'),
     ]
+    # a raw table with string columns: unseeded; .82 to .84, printed to one digit
+    assert output("adult = pyarrow.csv.read_csv(") == [
+        claimed("print(round(census.score("),
+        claimed('print(round(census.privacy_report_.parts["category selection"]'),
+    ]
     # an estimator in five lines; unseeded, so only what holds whatever the noise is printed
     five_lines = output("model.fit(phishing.X, phishing.y)")
     assert five_lines == [claimed("print(model.solver_, round(model.score(phishing")]

@@ -35,6 +35,15 @@ from dpglm.estimators.persistence import save_model
 from dpglm.estimators.pipelines import upstream_leaks
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
+from dpglm.estimators.tables import (
+    categorical_columns,
+    category_share,
+    check_categories,
+    child_random_state,
+    composed_report,
+    fit_encoding,
+    is_table,
+)
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
@@ -221,20 +230,15 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if is_sharded(X):
             self._fit_sharded(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)
+        if categorical_columns(X):
+            self._fit_table(X, y, epsilon, delta, public_labels)
+            return self._with_upstream_leaks(upstream)
         X = check_features(X)
         y = check_target(y, name)
         if self._task == "classification":
             check_class_labels(y)
         feature_names = feature_names_of(X)
-        try:
-            if public_labels is None:
-                data = load_checked(X, y, task=self._task)
-            else:
-                data = load_checked(X, y, task=self._task, classes=public_labels.classes)
-        except TargetError as err:
-            if self._task != "classification" or public_labels is not None:
-                raise
-            raise labels_error(name, y, err) from err
+        data = self._load(X, y, public_labels)
         self._store(self._fit_records(data, epsilon, delta), data, public_labels, feature_names)
         return self._with_upstream_leaks(upstream)
 
@@ -244,6 +248,65 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             report = self.privacy_report_
             warnings = (*report.warnings, *leaks)
             self.privacy_report_ = dataclasses.replace(report, warnings=warnings)
+        return self
+
+    def _load(self, X, y, public_labels):
+        """The validated :class:`~dpglm.data.Dataset` of features ``X`` and target ``y``."""
+        try:
+            if public_labels is None:
+                return load_checked(X, y, task=self._task)
+            return load_checked(X, y, task=self._task, classes=public_labels.classes)
+        except TargetError as err:
+            if self._task != "classification" or public_labels is not None:
+                raise
+            raise labels_error(type(self).__name__, y, err) from err
+
+    def _fit_table(self, X, y, epsilon, delta, public_labels):
+        """:meth:`fit` on a table with string columns (see :mod:`dpglm.estimators.tables`):
+        the category sets selected first with their share, the model fitted on the encoded
+        matrix with the rest, both in one report."""
+        name = type(self).__name__
+        y = check_target(y, name)
+        if self._task == "classification":
+            check_class_labels(y)
+        n = len(X)
+        delta = default_delta(n) if delta is None else delta
+        bounds = self.feature_bounds
+        if isinstance(bounds, str) and bounds == "data":
+            raise ValueError(
+                f"{name}(feature_bounds='data') is not taken with string columns in X: leave "
+                "feature_bounds unset for private ranges, or give public ones per numeric column"
+            )
+        categories = check_categories(self.categories)
+        strings = categorical_columns(X)
+        # before the selection is charged: a refusal must cost nothing
+        numeric_bounds = check_feature_bounds(bounds, len(X.columns) - len(strings))
+        share = category_share(len(set(categories) & set(strings)), len(strings))
+        if math.isinf(epsilon):
+            share = 0.0  # a non-private fit reads the categories, as it reads the ranges
+        selection = (math.inf if math.isinf(epsilon) else share * epsilon, share * delta)
+        encoding = fit_encoding(
+            X,
+            categories=categories,
+            missing_values=self.missing_values,
+            epsilon=selection[0],
+            delta=selection[1],
+            budget=self.budget,
+            random_state=child_random_state(self.random_state),
+        )
+        matrix = encoding.matrix(X)
+        data = self._load(matrix, y, public_labels)
+        rest = (epsilon if math.isinf(epsilon) else epsilon - selection[0], delta - selection[1])
+        fitted = self._fit_records(
+            data, *rest, feature_bounds=encoding.public_bounds(numeric_bounds)
+        )
+        report = composed_report(encoding.encoder.privacy_report_, fitted.report)
+        fitted = dataclasses.replace(fitted, report=report, delta=report.delta)
+        self._store(fitted, data, public_labels, None)
+        self.n_features_in_ = len(encoding.columns)
+        self.feature_names_in_ = np.asarray(encoding.columns, dtype=object)
+        self.encoding_ = encoding
+        self.encoded_feature_names_ = encoding.feature_names_out
         return self
 
     def _fit_sharded(self, X, y, epsilon, delta, public_labels):
@@ -265,9 +328,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         self._store(fitted, data, public_labels, data.feature_names)
         return self
 
-    def _fit_records(self, data, epsilon, delta) -> _Fitted:
+    def _fit_records(self, data, epsilon, delta, feature_bounds=None) -> _Fitted:
         """Plan, charge and fit ``data``: a :class:`~dpglm.data.Dataset`, or records in row
-        chunks (:class:`~dpglm.estimators.sharded.ShardedData`)."""
+        chunks (:class:`~dpglm.estimators.sharded.ShardedData`); ``feature_bounds``, when
+        given, in place of the estimator's (e.g. the public ranges of one-hot columns)."""
         name = type(self).__name__
         n, p = data.n_samples, data.n_features
         if n < 2:
@@ -278,7 +342,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         delta = default_delta(n) if delta is None else delta
         chunked = isinstance(data, ShardedData)
         sparse = data.sparse if chunked else sp.issparse(data.X)
-        preprocessing = self._preprocessing(n, p, sparse, epsilon, delta)
+        preprocessing = self._preprocessing(n, p, sparse, epsilon, delta, feature_bounds)
         shape, solver, multi_class = self._strategy(n, p, sparse, n_classes, chunked)
         if chunked:  # before anything is planned or charged
             check_data_parallel(name, solver, shape)
@@ -298,6 +362,9 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             self.multi_class_ = fitted.multi_class
             n_classes = len(classes)
         self.n_features_in_ = data.n_features
+        for stale in ("encoding_", "encoded_feature_names_"):
+            if hasattr(self, stale):
+                delattr(self, stale)
         if feature_names is not None:
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
@@ -316,13 +383,15 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             return None
         return check_target_bounds(getattr(self, "target_bounds", None))
 
-    def _preprocessing(self, n, p, sparse, epsilon, delta):
+    def _preprocessing(self, n, p, sparse, epsilon, delta, feature_bounds=None):
         """Where the fit's ranges come from, and the release that estimates them (planned)."""
+        if feature_bounds is None:
+            feature_bounds = check_feature_bounds(self.feature_bounds, p)
         return Preprocessing.create(
             n_samples=n,
             n_features=p,
             sparse=sparse,
-            feature_bounds=check_feature_bounds(self.feature_bounds, p),
+            feature_bounds=feature_bounds,
             target_bounds=self._target_bounds(),
             regression=self._task == "regression",
             epsilon=epsilon,
@@ -560,18 +629,27 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
-        X = check_features(X)
-        check_feature_names(self, X)
+        encoding = getattr(self, "encoding_", None)
+        if encoding is not None:
+            if not is_table(X):
+                raise TypeError(
+                    f"{type(self).__name__} was fitted on a table with string columns "
+                    f"{list(encoding.categorical)}: predict takes such a table (a pandas "
+                    f"DataFrame or pyarrow Table with the columns {list(encoding.columns)})"
+                )
+            X = encoding.matrix(X)
+        else:
+            X = check_features(X)
+            check_feature_names(self, X)
+        n_features = self.scaling_.n_features
         width = column_count(X)
-        if width is not None and width != self.n_features_in_:
+        if width is not None and width != n_features:
             raise ShapeMismatchError(
                 f"X has {width} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
+                f"{n_features} features as input"
             )
         rows = len(X) if is_series(X) else getattr(X, "shape", (None,))[0]
-        data = load_checked(
-            X, np.zeros(rows if rows is not None else 0), n_features=self.n_features_in_
-        )
+        data = load_checked(X, np.zeros(rows if rows is not None else 0), n_features=n_features)
         scaling = self.scaling_
         if getattr(self, "solver_", None) == "dp-scd":
             # DP-SCD fits the model on scaled rows, with the constant feature s of an
@@ -674,6 +752,18 @@ COMMON_PARAMETERS_DOC = """
     solver_options : dict, optional
         Further keyword arguments of the solver function.
     fit_intercept : bool, default=True
+    categories : dict, optional
+        Public category sets of the string columns of a table ``X`` (a pandas
+        DataFrame or pyarrow Table whose columns mix numbers and strings):
+        column name -> list of values, e.g. from the dataset's documentation.
+        Those columns are one-hot encoded on them, for free; the other string
+        columns' sets are selected privately with a tenth of ``(epsilon,
+        delta)`` (:mod:`dpglm.estimators.tables`). A value outside its
+        column's set goes to the column's "other" level, at fit and predict
+        time alike.
+    missing_values : str or list of str, optional
+        Strings that mark a missing value in string columns (e.g. ``"?"``);
+        with ``None`` and NaN they form one level of their column.
     random_state : None, int or numpy Generator
 """
 

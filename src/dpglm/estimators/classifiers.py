@@ -124,7 +124,8 @@ class DPLogisticRegression(_Classifier):
     def __init__(self, penalty="l2", alpha=1e-4, l1_ratio=0.5, *, classes=None, epsilon=1.0,
                  delta=None, budget=None, solver="auto", clip=1.0, passes=None, step=None,
                  batch_size=None, feature_bounds=None, smoothness="auto", solver_options=None,
-                 fit_intercept=True, random_state=None):  # fmt: skip
+                 fit_intercept=True, categories=None, missing_values=None,
+                 random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):
@@ -193,7 +194,7 @@ class DPLinearSVC(_Classifier):
                  classes=None, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
                  passes=None, step=None, batch_size=None, feature_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
-                 random_state=None):  # fmt: skip
+                 categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):

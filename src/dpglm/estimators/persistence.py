@@ -20,9 +20,10 @@ from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.report import PrivacyReport
 
 MODEL_FORMAT = "dpglm-model"
-MODEL_FORMAT_VERSION = 3
-#: the versions this dpglm reads: 2 is 3 without ``multi_class`` (two classes at most)
-READABLE_VERSIONS = (2, 3)
+MODEL_FORMAT_VERSION = 4
+#: the versions this dpglm reads: 3 is 4 without ``encoding`` (no string columns), 2 is 3
+#: without ``multi_class`` (two classes at most)
+READABLE_VERSIONS = (2, 3, 4)
 
 
 def save_model(model, path) -> Path:
@@ -64,6 +65,9 @@ def save_model(model, path) -> Path:
         "n_iter": model.n_iter_,
         "delta": model.delta_,
         "privacy_report": model.privacy_report_.to_dict(),
+        "encoding": (
+            None if getattr(model, "encoding_", None) is None else model.encoding_.to_dict()
+        ),
     }
     path = Path(path)
     path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
@@ -73,8 +77,9 @@ def save_model(model, path) -> Path:
 def load_model(path):
     """Rebuild a fitted estimator from the JSON written by its ``save`` method.
 
-    The format (``"format": "dpglm-model"``, ``"version": 3``; version 2
-    files, of two classes at most, are read too) holds
+    The format (``"format": "dpglm-model"``, ``"version": 4``; versions 3
+    and 2, without string columns, and 2 of two classes at most, are read
+    too) holds
     ``estimator`` (class name), ``params`` (hyperparameters; infinite values as
     the strings ``"inf"``), ``budget`` (``null``; ``{"ledger": null}`` for an
     in-memory budget, which is not restored; or the absolute ledger path and
@@ -84,8 +89,11 @@ def load_model(path):
     ``n_features_in``, ``feature_names_in``, ``classes``, ``multi_class``
     (``"binary"``, ``"multinomial"`` or ``"ovr"``; ``coef`` is then one row
     per class and ``intercept`` one per class; ``null`` for a regressor),
-    ``solver``, ``n_iter``, ``delta`` and ``privacy_report``
-    (:meth:`PrivacyReport.to_dict`). No pickle is involved.
+    ``solver``, ``n_iter``, ``delta``, ``privacy_report``
+    (:meth:`PrivacyReport.to_dict`) and ``encoding`` (``null``, or for a
+    model fitted on a table with string columns its columns and public
+    category sets, :meth:`~dpglm.estimators.tables.TableEncoding.to_dict`;
+    ``coef`` then has one entry per encoded column). No pickle is involved.
 
     Raises
     ------
@@ -155,11 +163,19 @@ def _rebuild(cls, document):
     model = cls(**params)
     coef = np.asarray(document["coef"], dtype=float)
     n_features = document["n_features_in"]
+    encoding = None
+    if document.get("encoding") is not None:
+        from dpglm.estimators.tables import TableEncoding
+
+        encoding = TableEncoding.from_dict(document["encoding"])
+        if len(encoding.columns) != n_features:
+            raise ValueError(f"encoding has {len(encoding.columns)} columns, not {n_features}")
+    width = n_features if encoding is None else encoding.n_encoded
     intercept = np.asarray(_from_json_numbers(document["intercept"]), dtype=float)
     classes = document.get("classes") if cls._task == "classification" else None
     # one row of coefficients and one intercept per class beyond two
     rows = len(classes) if classes is not None and len(classes) > 2 else None
-    shape = (n_features,) if rows is None else (rows, n_features)
+    shape = (width,) if rows is None else (rows, width)
     if type(n_features) is not int or coef.shape != shape:
         raise ValueError(
             f"coef has shape {coef.shape}, expected {shape} (n_features_in {n_features!r}"
@@ -171,9 +187,12 @@ def _rebuild(cls, document):
     model.coef_ = coef
     model.intercept_ = float(intercept) if rows is None else intercept
     model.scaling_ = Scaling.from_dict(document["scaling"])
-    if model.scaling_.n_features != n_features:
-        raise ValueError(f"scaling has {model.scaling_.n_features} features, not {n_features}")
+    if model.scaling_.n_features != width:
+        raise ValueError(f"scaling has {model.scaling_.n_features} features, not {width}")
     model.n_features_in_ = n_features
+    if encoding is not None:
+        model.encoding_ = encoding
+        model.encoded_feature_names_ = encoding.feature_names_out
     names = document.get("feature_names_in")
     if names is not None:
         if len(names) != n_features or not all(isinstance(v, str) for v in names):

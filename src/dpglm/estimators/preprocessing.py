@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpglm.preprocessing.ranges import RangePlan, extremes
 from dpglm.preprocessing.scaling import Scaling
@@ -47,7 +48,7 @@ from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.solvers.registry import FitPlan
 
-__all__ = ["InMemoryRecords", "Preprocessing", "preprocessing_share"]
+__all__ = ["InMemoryRecords", "PartialBounds", "Preprocessing", "preprocessing_share"]
 
 #: the preprocessing's share of (epsilon, delta) is
 #: SHARE_SCALE sqrt(min(p, SHARE_COLUMNS)) / (epsilon n), within [MIN_SHARE, MAX_SHARE]
@@ -116,6 +117,54 @@ class InMemoryRecords:
         """The target's minimum and maximum, read without privacy."""
         y = np.asarray(self.y, dtype=float)
         return float(y.min()), float(y.max())
+
+
+@dataclass(frozen=True)
+class PartialBounds:
+    """Public ranges for some columns; the others' are estimated (or read, without privacy).
+
+    The one-hot columns of a categorical column are in ``[0, 1]`` by
+    construction, whatever the data: their range is public, while the
+    numeric columns beside them may have none.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        One entry per column; NaN where ``unknown``.
+    unknown : ndarray of bool
+        The columns whose range is not public.
+    public_line : str
+        What the report says of the public ranges.
+
+    Examples
+    --------
+    >>> bounds = PartialBounds.of([np.nan, 0.0], [np.nan, 1.0], "one-hot columns in [0, 1]")
+    >>> bounds.unknown.tolist(), bounds.low.tolist()
+    ([True, False], [nan, 0.0])
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    unknown: np.ndarray
+    public_line: str
+
+    @classmethod
+    def of(cls, low, high, public_line: str) -> PartialBounds:
+        """The bounds whose NaN entries (in ``low``) are unknown."""
+        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        return cls(low, high, np.isnan(low), public_line)
+
+    def columns_of(self, X):
+        """The unknown columns of ``X`` (dense or sparse), in order."""
+        index = np.flatnonzero(self.unknown)
+        return X[:, index] if sp.issparse(X) else np.asarray(X)[:, index]
+
+    def filled(self, low, high) -> tuple:
+        """``(low, high)`` of every column: the public ones, and ``low``, ``high`` for the
+        unknown ones."""
+        full_low, full_high = self.low.copy(), self.high.copy()
+        full_low[self.unknown], full_high[self.unknown] = low, high
+        return full_low, full_high
 
 
 @dataclass(frozen=True)
@@ -190,17 +239,22 @@ class Preprocessing:
 
         features = source(feature_bounds)
         target = source(target_bounds) if regression else None
-        estimate_features = isinstance(features, str) and features == "estimate"
+        estimated = n_features
+        if isinstance(features, PartialBounds):
+            estimated = int(features.unknown.sum())
+            estimate_features = private and estimated > 0
+        else:
+            estimate_features = isinstance(features, str) and features == "estimate"
         estimate_target = isinstance(target, str) and target == "estimate"
         range_plan = None
         if estimate_features or estimate_target:
             range_plan = RangePlan.share_of(
-                n_features,
+                max(estimated, 1),
                 features=estimate_features,
                 target=estimate_target,
                 epsilon=epsilon,
                 delta=delta,
-                share=preprocessing_share(n_samples, n_features, epsilon),
+                share=preprocessing_share(n_samples, max(estimated, 1), epsilon),
                 neighbouring=neighbouring,
             )
         return cls(features, target, bool(sparse), range_plan, private, bool(fit_intercept))
@@ -246,6 +300,8 @@ class Preprocessing:
         scaling : Scaling
         assumptions : tuple of str
         """
+        if isinstance(self.features, PartialBounds):
+            X = self.features.columns_of(X)
         return self.scaling_of(InMemoryRecords(X, y), releases)
 
     def scaling_of(self, records, releases) -> tuple:
@@ -288,6 +344,23 @@ class Preprocessing:
 
     def _features(self, records, released):
         how = "centred and scaled into [-1, 1]" if self.features_centred else "scaled into [-1, 1]"
+        if isinstance(self.features, PartialBounds):
+            public = f"{self.features.public_line} (public), {how}"
+            if not self.features.unknown.any():
+                return self.features.low, self.features.high, public
+            low, high, line = self._estimated_features(records, released, how)
+            return (*self.features.filled(low, high), f"{line}; {public}")
+        if isinstance(self.features, str):
+            return self._estimated_features(records, released, how)
+        low, high = self.features
+        line = (
+            "feature ranges (low, high) supplied by the user (public): every entry clipped to "
+            f"its range per record and {how}"
+        )
+        return low, high, line
+
+    def _estimated_features(self, records, released, how):
+        """The ranges of the columns without public ones: released, or read from the data."""
         if released is not None:
             sources = released.sources
             line = (
@@ -299,19 +372,10 @@ class Preprocessing:
                 f"its range per record and {how}"
             )
             return released.low, released.high, line
-        if isinstance(self.features, str):
-            low, high = records.feature_extremes()
-            line = (
-                f"feature ranges read from the data without privacy, then {how}"
-                if self.private
-                else ""
-            )
-            return low, high, line
-        low, high = self.features
-        line = (
-            "feature ranges (low, high) supplied by the user (public): every entry clipped to "
-            f"its range per record and {how}"
-        )
+        low, high = records.feature_extremes()
+        line = ""
+        if self.private:
+            line = f"feature ranges read from the data without privacy, then {how}"
         return low, high, line
 
     def _target(self, records, released):

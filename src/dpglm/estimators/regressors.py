@@ -48,7 +48,7 @@ class DPLinearRegression(_Regressor):
     def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
                  passes=None, step=None, batch_size=None, feature_bounds=None, target_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
-                 random_state=None):  # fmt: skip
+                 categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):
@@ -81,7 +81,7 @@ class DPRidge(_Regressor):
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
                  clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
                  target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
-                 random_state=None):  # fmt: skip
+                 categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):
@@ -114,7 +114,7 @@ class DPLasso(_Regressor):
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
                  clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
                  target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
-                 random_state=None):  # fmt: skip
+                 categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):
@@ -149,7 +149,8 @@ class DPElasticNet(_Regressor):
     def __init__(self, alpha=1.0, l1_ratio=0.5, *, epsilon=1.0, delta=None, budget=None,
                  solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
                  feature_bounds=None, target_bounds=None, smoothness="auto", solver_options=None,
-                 fit_intercept=True, random_state=None):  # fmt: skip
+                 fit_intercept=True, categories=None, missing_values=None,
+                 random_state=None):  # fmt: skip
         store_params(self, locals())
 
     def _datafit(self):

@@ -134,7 +134,8 @@ def _column_index(key, names, p) -> int:
 
 
 def _public_levels(values, where, markers) -> np.ndarray:
-    """A column's public categories as levels, in the order given; refused if empty or repeated."""
+    """A column's public categories as levels, in the order given; refused if repeated. An
+    empty list is a column whose every value goes to its other level (a constant column)."""
     if isinstance(values, str) or not hasattr(values, "__iter__"):
         raise ValueError(
             f"categories of {where}: give 'auto' or a list of its public values, got {values!r}"
@@ -146,8 +147,6 @@ def _public_levels(values, where, markers) -> np.ndarray:
             seen[level] = seen.get(level, 0) + 1
     except TypeError as err:
         raise ValueError(f"categories of {where}: every value must be hashable ({err})") from None
-    if not levels:
-        raise ValueError(f"categories of {where} is empty: give at least one value, or 'auto'")
     repeated = [level for level, count in seen.items() if count > 1]
     if repeated:
         raise ValueError(

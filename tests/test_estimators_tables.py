@@ -1,0 +1,154 @@
+"""Raw tables with string columns go into the estimators: private category sets, one report."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from dpglm.estimators import DPLinearRegression, DPLogisticRegression, load_model
+from dpglm.exceptions import DataError, PrivacyLeakWarning, ShapeMismatchError
+from dpglm.privacy.budget import PrivacyBudget
+
+JOBS = ["clerk", "driver", "nurse", "teacher"]
+
+
+def table(n, seed=0):
+    """Age, a job (one of four, a few '?'), a rare free-text city, and a label that depends
+    on both the age and the job."""
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(18, 80, n)
+    job = rng.choice(JOBS, n, p=[0.4, 0.3, 0.2, 0.1]).astype(object)
+    job[rng.random(n) < 0.02] = "?"
+    city = np.array([f"city {i}" for i in rng.integers(0, 5000, n)], dtype=object)
+    margin = (age - 45) / 10 + np.where(job == "nurse", 2.0, 0.0) - np.where(job == "driver", 2, 0)
+    label = np.where(margin + rng.logistic(size=n) * 0.5 > 0, "yes", "no")
+    return pd.DataFrame({"age": age, "job": job, "city": city}), label
+
+
+@pytest.fixture(scope="module")
+def data():
+    return table(20_000)
+
+
+def private_fit(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        return DPLogisticRegression(missing_values="?", random_state=0, **params).fit(X, y)
+
+
+def test_a_raw_table_is_fitted_privately_with_only_epsilon(data):
+    X, y = data
+    model = private_fit(X, y)
+    report = model.privacy_report_
+    assert report.guarantee and 0.98 <= report.epsilon <= 1.0
+    assert set(report.parts) == {"category selection", "preprocessing", "training"}
+    assert 0.09 <= report.parts["category selection"] <= 0.1
+    assert report.delta <= 1.0 / 20_000**2
+    assert model.feature_names_in_.tolist() == ["age", "job", "city"]
+    names = model.encoded_feature_names_.tolist()
+    assert names[0] == "age" and {"job_clerk", "job_nurse", "job_<other>"} <= set(names)
+    # every city is held by a handful of records: none survives, the column is one level
+    assert [n for n in names if n.startswith("city_")] == ["city_<other>"]
+    assert model.coef_.shape == (len(names),)
+    test_X, test_y = table(5000, seed=1)
+    assert model.score(test_X, test_y) > 0.85
+
+
+def test_unseen_values_and_missing_markers_at_predict_time(data):
+    X, y = data
+    model = private_fit(X, y)
+    new = pd.DataFrame({"age": [30.0, 30.0, 30.0], "job": ["astronaut", None, "?"], "city": "x"})
+    other = model.decision_function(new.iloc[:1])
+    assert np.isfinite(model.decision_function(new)).all()
+    # an unseen job goes to the job column's other level, like any value not kept
+    rare = pd.DataFrame({"age": [30.0], "job": ["teacher-in-training"], "city": ["x"]})
+    assert model.decision_function(rare) == pytest.approx(other)
+
+
+def test_an_arrow_table_gives_the_dataframes_model(data):
+    X, y = data
+    frame_model = private_fit(X, y)
+    arrow_model = private_fit(pa.Table.from_pandas(X), y)
+    np.testing.assert_array_equal(frame_model.coef_, arrow_model.coef_)
+    np.testing.assert_array_equal(
+        frame_model.predict(X), arrow_model.predict(pa.Table.from_pandas(X))
+    )
+
+
+def test_public_categories_cost_nothing(data):
+    X, y = data
+    categories = {"job": JOBS, "city": ["city 1", "city 2"]}
+    model = private_fit(X, y, categories=categories)
+    report = model.privacy_report_
+    assert "category selection" not in report.parts
+    assert report.guarantee and 0.98 <= report.epsilon <= 1.0
+    names = model.encoded_feature_names_.tolist()
+    assert [n for n in names if n.startswith("job_")] == [f"job_{j}" for j in JOBS] + [
+        "job_<other>"
+    ]
+
+
+def test_a_shared_budget_is_charged_for_the_selection_and_the_model(data):
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-6)
+    model = private_fit(X, y, epsilon=1.0, budget=budget)
+    assert len(budget.charges) == 2
+    assert budget.spent() <= 1.0 + 1e-9
+    assert model.privacy_report_.epsilon <= 1.0
+
+
+def test_the_model_file_keeps_the_encoding(data, tmp_path):
+    X, y = data
+    model = private_fit(X, y)
+    again = load_model(model.save(tmp_path / "model.json"))
+    new, _ = table(500, seed=2)
+    new.loc[0, "job"] = "astronaut"
+    np.testing.assert_array_equal(again.decision_function(new), model.decision_function(new))
+    assert again.encoded_feature_names_.tolist() == model.encoded_feature_names_.tolist()
+
+
+def test_prediction_needs_the_table_with_its_columns(data):
+    X, y = data
+    model = private_fit(X, y)
+    with pytest.raises(TypeError, match="string columns"):
+        model.predict(np.zeros((2, 3)))
+    with pytest.raises(ShapeMismatchError, match="city"):
+        model.predict(X.drop(columns="city"))
+
+
+def test_bad_categories_and_data_bounds_are_refused_before_any_charge(data):
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-6)
+    with pytest.raises(DataError, match="'age'"):
+        private_fit(X, y, categories={"age": [1, 2]}, budget=budget)
+    with pytest.raises(ValueError, match="twice"):
+        private_fit(X, y, categories={"job": ["nurse", "nurse"]}, budget=budget)
+    with pytest.raises(ValueError, match="feature_bounds='data'"):
+        private_fit(X, y, feature_bounds="data", budget=budget)
+    with pytest.raises(ValueError, match="feature_bounds has 2 values"):
+        private_fit(X, y, feature_bounds=[1.0, 2.0], budget=budget)
+    assert budget.charges == ()
+
+
+def test_a_regressor_takes_a_raw_table_and_public_numeric_bounds(data):
+    X, _ = data
+    rng = np.random.default_rng(3)
+    target = 1000 * X["age"].to_numpy() + np.where(X["job"] == "nurse", 20_000.0, 0.0)
+    target = target + rng.normal(0, 1000, len(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = DPLinearRegression(
+            feature_bounds=[[18.0, 80.0]], missing_values="?", random_state=0
+        ).fit(X, target)
+    assert model.score(X, target) > 0.8
+    assert model.privacy_report_.guarantee
+
+
+def test_a_numeric_refit_forgets_the_encoding(data):
+    X, y = data
+    model = private_fit(X, y)
+    model.fit(X[["age"]].to_numpy(), y)
+    assert not hasattr(model, "encoding_") and model.n_features_in_ == 1
+    assert model.predict(np.array([[70.0]])).tolist() == ["yes"]
