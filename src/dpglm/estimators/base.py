@@ -726,10 +726,12 @@ COMMON_PARAMETERS_DOC = """
         None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs
         until its budget is spent; ``passes`` caps its steps.
     step : float, optional
-        Step-size factor; solver default when None, except a multinomial
-        DP-SGD fit, which takes the step whose noise moves the coefficients by
-        about 0.8 per step (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`,
-        from the calibrated plan).
+        Step-size factor; solver default when None, except DP-SGD on the
+        logistic loss: a binary fit takes 0.5
+        (:data:`~dpglm.estimators.dispatch.LOGISTIC_STEP`, measured), a
+        multinomial one the step whose noise moves the coefficients by about
+        0.8 per step (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`, from
+        the calibrated plan).
     batch_size : int, optional
         Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.
