@@ -152,3 +152,16 @@ def test_a_numeric_refit_forgets_the_encoding(data):
     model.fit(X[["age"]].to_numpy(), y)
     assert not hasattr(model, "encoding_") and model.n_features_in_ == 1
     assert model.predict(np.array([[70.0]])).tolist() == ["yes"]
+
+
+def test_the_private_search_refuses_string_columns_and_says_what_to_do(data):
+    from dpglm.exceptions import NonNumericColumnError
+    from dpglm.tuning import PrivateSearchCV
+
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-6)
+    grid = {"alpha": [1e-4, 1e-3]}
+    search = PrivateSearchCV(DPLogisticRegression(), grid, epsilon=1.0, budget=budget)
+    with pytest.raises(NonNumericColumnError, match=r"\['job', 'city'\].*PrivateOneHotEncoder"):
+        search.fit(X, y)
+    assert budget.charges == ()

@@ -30,7 +30,12 @@ MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "?"
 
 _BOOL_WORDS = {"true": 1.0, "false": 0.0}
 
-_ENCODE_HINT = "encode it as numbers first, e.g. one-hot with sklearn.preprocessing.OneHotEncoder"
+_ENCODE_HINT = (
+    "pass the whole table to a dpglm estimator, which one-hot encodes its string columns on "
+    "privately selected categories, or encode them with "
+    "dpglm.preprocessing.PrivateOneHotEncoder (scikit-learn's OneHotEncoder reads the "
+    "categories without privacy)"
+)
 
 
 def to_float_column(

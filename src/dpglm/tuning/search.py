@@ -18,7 +18,8 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
 from dpglm.estimators.multiclass import label_assumption
-from dpglm.exceptions import PlanError
+from dpglm.estimators.tables import categorical_columns
+from dpglm.exceptions import NonNumericColumnError, PlanError
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
@@ -317,6 +318,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         settings = self._check_params()
         task = "classification" if settings["classifier"] else "regression"
+        strings = categorical_columns(X)
+        if strings:
+            raise NonNumericColumnError(
+                f"X has string columns {strings}: PrivateSearchCV searches numeric features; "
+                "encode them first with dpglm.preprocessing.PrivateOneHotEncoder charged to "
+                "the same budget (or fit a dpglm estimator on the table directly, which "
+                "encodes them privately)"
+            )
         # with the estimator's public label set, if any: a one-class y is then valid
         classes = self.estimator.get_params(deep=False).get("classes")
         data = load_data(X, y, task=task, classes=classes)
