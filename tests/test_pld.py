@@ -263,3 +263,17 @@ def test_leaving_out_a_negligible_spectrum_keeps_the_composition():
     assert np.all(kept.probs >= whole.probs - 1e-15)
     assert kept.epsilon(1e-12) == pytest.approx(whole.epsilon(1e-12), rel=1e-9)
     assert kept.epsilon(1e-12) >= whole.epsilon(1e-12)
+
+
+def test_the_window_about_a_tilt_is_bounded_by_exponents_close_to_it():
+    # 19,531 steps at q = 2.56e-4 and small noise (a plan near epsilon 5 at delta 1e-12):
+    # with the grid's next exponent a factor 1.88 above the tilt, the tilted upper tail was
+    # bounded at a loss of 20,069 (10 million grid points); the composed loss above 40 has
+    # mass far below delta
+    from dpglm.privacy.pld import compose_all
+
+    curve = poisson_gaussian_curves(0.2992, 0.000256, "replace_one")[0]
+    one = GridPLD.from_curve(curve, 0.002, tail_mass=1e-16 / 19531)
+    composed = compose_all([(one, 19531)], 1e-16, 1e-12)
+    assert (composed.offset + composed.probs.size) * composed.step < 40.0
+    assert composed.epsilon(1e-12) == pytest.approx(5.0, abs=0.05)

@@ -299,9 +299,14 @@ def _coarse_pld_point(plan, epsilon, delta, point, known):
     fine = grid_step(active_events(plan.scaled(math.exp(point))) or [], delta)
     if fine >= COARSE_STEP:
         return point, known, None
-    coarse = PLDAccountant(min(COARSE_STEP, COARSE_FACTOR * fine))
-    result, drift = _secant(plan, epsilon, delta, coarse, COARSE_RTOL, point)
-    return math.log(result.scale), None, drift
+    step = min(COARSE_STEP, COARSE_FACTOR * fine)
+    result, drift = _secant(plan, epsilon, delta, PLDAccountant(step), COARSE_RTOL, point)
+    # the plan's own grid where the search ended may be the coarse one (the spacing grows
+    # with the plan's epsilon): its epsilon there is already known
+    point = math.log(result.scale)
+    own = grid_step(active_events(result.plan) or [], delta)
+    same = own == step and math.exp(point) == result.scale  # the very plan computed
+    return point, (result.epsilon if same else None), drift
 
 
 def _secant(plan, epsilon, delta, acc, rtol, point, known=None, resolution=None, drift=None):

@@ -53,9 +53,15 @@ from dpglm.privacy.loss_curves import (
 
 #: candidate Chernoff exponents for the windows of compositions
 _CHERNOFF_T = np.geomspace(1e-3, 2e3, 24)
+#: exponents added on each side of a tilt, spread to its neighbours on the grid: with the
+#: next exponent a factor 1.88 above it, the tilted upper tail of a 1e6-row plan was
+#: bounded at a loss of 20,000 instead of 21, and its FFT took seconds
+TILT_NEIGHBOURS = 12
 #: the largest tilt: beyond it the FFT's rounding no longer matters for any delta above
 #: 1e-15, while the window that holds the tilted composition keeps growing
 MAX_TILT = 4.0
+#: probabilities below this are summed apart in the moment-generating functions
+_TINY = 1e-250
 #: spectral entries of a composition below ``e**_NEGLIGIBLE_LOG`` in modulus are left out
 _NEGLIGIBLE_LOG = -700.0
 
@@ -293,10 +299,18 @@ def _log_mgf(pld, t, block: int = 128):
     is largest; with ``j = a B + b`` it is ``z**(a B) z**b``, so one matrix product
     of the probabilities (in rows of ``B``) with ``z**b`` and a weighted sum over
     the rows replace ``len(t) * n`` exponentials by ``len(t) * (n / B + B)``.
-    No power exceeds 1, so none overflows.
+    No power exceeds 1, so none overflows. Probabilities below ``1e-250`` are
+    taken out of the product (their products with the powers would be
+    subnormal numbers, which the processor handles a hundred times slower)
+    and their sum added to every total instead: no power exceeds 1, so the
+    result stays an upper bound.
     """
     t = np.asarray(t, dtype=float)
-    n = pld.probs.size
+    probs = pld.probs
+    tiny = probs < _TINY
+    spare = float(probs[tiny].sum())
+    probs = np.where(tiny, 0.0, probs)
+    n = probs.size
     rows = -(-n // block)
     padded = np.zeros(rows * block)
     within = np.arange(block)
@@ -307,9 +321,9 @@ def _log_mgf(pld, t, block: int = 128):
         if not chosen.any():
             continue
         rate = np.abs(t[chosen]) * pld.step
-        padded[:n] = pld.probs[::-1] if upward else pld.probs
+        padded[:n] = probs[::-1] if upward else probs
         inner = padded.reshape(rows, block) @ np.exp(-np.outer(within, rate))
-        total = np.einsum("rk,rk->k", inner, np.exp(-np.outer(across, rate)))
+        total = np.einsum("rk,rk->k", inner, np.exp(-np.outer(across, rate))) + spare
         top = pld.offset + (n - 1 if upward else 0)
         with np.errstate(divide="ignore"):
             out[chosen] = t[chosen] * top * pld.step + np.log(total)
@@ -321,9 +335,29 @@ class _Cumulants:
     ``u`` symmetric about 0 (0 included), for Chernoff bounds and the tilt."""
 
     def __init__(self, parts):
+        self.parts = parts
         positive = _CHERNOFF_T
         self.exponents = np.concatenate([-positive[::-1], [0.0], positive])
-        self.values = sum(count * _log_mgf(pld, self.exponents) for pld, count in parts)
+        self.values = self._at(self.exponents)
+
+    def _at(self, exponents) -> np.ndarray:
+        return sum(count * _log_mgf(pld, exponents) for pld, count in self.parts)
+
+    def refine(self, centre: float) -> None:
+        """Add :data:`TILT_NEIGHBOURS` exponents on each side of ``centre`` (a point of the
+        grid), up to its neighbours: the bounds about a tilt need them."""
+        u = self.exponents
+        at = int(np.argmin(np.abs(u - centre)))
+        if at == 0 or at == u.size - 1:
+            return
+        fractions = np.arange(1, TILT_NEIGHBOURS + 1) / (TILT_NEIGHBOURS + 1)
+        extra = np.concatenate(
+            [u[at] + fractions * (u[at - 1] - u[at]), u[at] + fractions * (u[at + 1] - u[at])]
+        )
+        exponents = np.concatenate([u, extra])
+        order = np.argsort(exponents)
+        self.exponents = exponents[order]
+        self.values = np.concatenate([self.values, self._at(extra)])[order]
 
     def tilt(self, delta: float) -> float:
         """The exponent of the Chernoff bound ``P(S > x) <= delta`` (at most ``MAX_TILT``):
@@ -332,9 +366,11 @@ class _Cumulants:
         if not 0 < delta < 1:
             return 0.0
         u = self.exponents
-        up = u > 0
-        best = np.argmin((self.values[up] - math.log(delta)) / u[up])
-        return float(min(MAX_TILT, u[up][best]))
+        up = np.flatnonzero(u > 0)
+        best = up[np.argmin((self.values[up] - math.log(delta)) / u[up])]
+        # a point of the grid, so that bounds() reads K at the tilt itself
+        capped = up[u[up] <= MAX_TILT]
+        return float(u[min(best, capped[-1])])
 
     def bounds(self, centre: float, log_tail: float) -> tuple:
         """``(low, high)`` with mass at most ``e**log_tail`` below and above under the tilt
@@ -424,6 +460,8 @@ def compose_all(parts, tail_mass: float = 0.0, delta: float = 0.0) -> GridPLD:
     step = steps.pop()
     cumulants = _Cumulants(parts) if tail_mass > 0 or 0 < delta < 1 else None
     tilt = cumulants.tilt(delta) if cumulants is not None else 0.0
+    if tilt:
+        cumulants.refine(tilt)
     lo, hi = _window(parts, cumulants, tail_mass, tilt)
     full = sum(count * (pld.probs.size - 1) for pld, count in parts) + 1
     size = _fft_size(min(full, hi - lo + 1))
