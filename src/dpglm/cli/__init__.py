@@ -11,7 +11,9 @@ Subcommands
 ``dpglm fit DATA --model M -o MODEL.json``
     Fit one private model on a CSV / LIBSVM / Parquet file and save it as
     JSON, optionally charging a budget ledger; ``--test-size F`` fits on part
-    of the file and prints the held-out score beside a constant baseline.
+    of the file and prints the held-out score beside a constant baseline. A
+    file whose feature columns hold text is fitted as a raw table, its text
+    columns one-hot encoded (``--categories``, ``--missing-values``).
 ``dpglm predict MODEL.json DATA``
     Predictions of a saved model, as CSV.
 ``dpglm score MODEL.json DATA``
@@ -46,6 +48,7 @@ the commands live in :mod:`~dpglm.cli.demo`, :mod:`~dpglm.cli.fitting`
 :mod:`~dpglm.cli.progress` draws the progress bar, :mod:`~dpglm.cli.models`
 makes estimators from ``--model``, :mod:`~dpglm.cli.features` reads a
 model's feature columns for ``predict`` and ``score``,
+:mod:`~dpglm.cli.raw_tables` reads files with text columns as Arrow tables,
 :mod:`~dpglm.cli.scoring` compares a model with a constant baseline and
 :mod:`~dpglm.cli.outputs` checks output paths.
 

@@ -232,3 +232,24 @@ def target_bounds_value(text):
     if not (math.isfinite(low) and math.isfinite(high) and low <= high):
         raise argparse.ArgumentTypeError(f"expected finite LOW <= HIGH, got {text!r}")
     return low, high
+
+
+def missing_value_list(text):
+    """The missing-value markers of one ``--missing-values``: comma-separated, none empty.
+
+    Examples
+    --------
+    >>> missing_value_list("?"), missing_value_list("?,unknown")
+    (['?'], ['?', 'unknown'])
+    >>> missing_value_list("?,")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected markers separated by commas, got an empty one in '?,' (an empty text cell is missing already)
+    """  # noqa: E501
+    markers = text.split(",")
+    if any(marker == "" for marker in markers):
+        raise argparse.ArgumentTypeError(
+            f"expected markers separated by commas, got an empty one in {text!r} (an empty "
+            "text cell is missing already)"
+        )
+    return markers

@@ -135,6 +135,60 @@ def read_scored(path, *, names=None, n_features, target=None, task, classes=None
     return read.X, y, name
 
 
+def read_raw_scored(path, *, numeric, text, target=None, task, classes=None):
+    """The columns of a model fitted on a raw table, and the target, for scoring it.
+
+    The columns are read by name, typed as the model has them (see
+    :func:`dpglm.cli.raw_tables.read_raw_columns`); the target is the column
+    named ``target`` (default: the last one), which must not be one of the
+    model's columns.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A CSV or Parquet file, or a directory or glob pattern of them.
+    numeric, text : sequence of str
+        The model's numeric and text columns (its ``encoding_``).
+    target : str, optional
+    task : {"regression", "classification"}
+    classes : array-like of labels, optional
+        Classification: the model's classes.
+
+    Returns
+    -------
+    X : pyarrow.Table
+    y : ndarray of float64
+        The target, or its class codes (as :func:`read_scored` gives them).
+    target_name : str
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "new.csv")
+    >>> _ = open(path, "w").write("job,age,y\\ncook,31,no\\nvet,45,yes\\n")
+    >>> X, y, name = read_raw_scored(
+    ...     path, numeric=["age"], text=["job"], task="classification", classes=["no", "yes"]
+    ... )
+    >>> X.column_names, y.tolist(), name
+    (['age', 'job'], [-1.0, 1.0], 'y')
+    """
+    from dpglm.cli.raw_tables import read_raw_columns
+    from dpglm.data.directories import scan_dataset
+
+    if is_libsvm_file(path):
+        raise DataError(
+            f"{str(path)!r} is a LIBSVM file; the model was fitted on a table with text "
+            "columns: score it on a CSV or Parquet file with its columns"
+        )
+    scan = scan_dataset(path)
+    names = [*numeric, *text]
+    name = scan.header[_target_index(scan.header, target, names, scan.shown)]
+    raw = read_raw_columns(
+        path, numeric=numeric, text=text, target=name, task=task, classes=classes
+    )
+    return raw.features, raw.y, name
+
+
 def is_libsvm_file(path):
     """Whether ``path`` is one LIBSVM file (not a directory or a pattern of files).
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import sys
 import time
 import warnings
@@ -24,7 +25,14 @@ import numpy as np
 
 from dpglm.cli.features import is_libsvm_file, read_features
 from dpglm.cli.ledger import open_budget
-from dpglm.cli.models import check_feature_bounds, describe_model, make_estimator, model_task
+from dpglm.cli.models import (
+    check_feature_bounds,
+    describe_model,
+    make_estimator,
+    missing_markers,
+    model_task,
+    read_categories,
+)
 from dpglm.cli.outputs import check_output
 from dpglm.cli.progress import Progress
 from dpglm.cli.scoring import (
@@ -94,28 +102,102 @@ def cmd_fit(args):
 
 
 def _fit_in_memory(args, task):
-    """Load ``args.data`` here and fit it (on part of it, with ``--test-size``)."""
-    from dpglm.data import load
+    """Load ``args.data`` here and fit it (on part of it, with ``--test-size``).
 
-    data = load(args.data, target=args.target, task=task, classes=args.classes)
+    A file whose feature columns hold text (or fitted with ``--categories``)
+    is read as a raw table, whose text columns the estimator one-hot encodes.
+    """
+    from dpglm.data import load
+    from dpglm.exceptions import NonNumericColumnError
+
+    # read first: a bad file of categories is refused before the data is read
+    categories = read_categories(args.categories) if args.categories is not None else None
+    if categories:
+        return _fit_raw_table(args, task, categories)
+    try:
+        data = load(args.data, target=args.target, task=task, classes=args.classes)
+    except NonNumericColumnError:
+        if is_libsvm_file(args.data):
+            raise
+        return _fit_raw_table(args, task, categories)
     bounds = check_feature_bounds(args.feature_bounds, data.n_features, repr(args.data))
     budget = open_budget(args.budget, args.dataset) if args.budget else None
     model = make_estimator(args, budget=budget, feature_bounds=bounds)
-    X, y = data.X, data.y
-    test = None
-    if args.test_size is not None:
-        # from n and the seed only: which records are held out says nothing of their values
-        train, test = held_out_split(data.n_samples, args.test_size, args.seed)
-        X = X.tocsr() if hasattr(X, "tocsr") else X
-        X, y = X[train], y[train]
-    start = time.perf_counter()
-    with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
-        model.fit(X, data.decode(y) if task == "classification" else y)
-    seconds = time.perf_counter() - start
-    comparison = None if test is None else _held_out_comparison(model, data, y, test)
+    X = data.X.tocsr() if args.test_size is not None and hasattr(data.X, "tocsr") else data.X
+    seconds, test, comparison = _fit_holding_out(args, task, model, data, X, _rows)
     if not is_libsvm_file(args.data):
         model.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
     return model, data, budget, seconds, bounds, test, comparison
+
+
+def _fit_raw_table(args, task, categories):
+    """Fit a raw table: ``args.data`` read as an Arrow table, its text columns kept as text."""
+    from dpglm.cli.raw_tables import read_raw_table
+
+    markers = missing_markers(args.missing_values) if args.missing_values else None
+    data = read_raw_table(
+        args.data, target=args.target, task=task, classes=args.classes, missing_values=markers
+    )
+    _check_categories(categories, data, args.categories)
+    bounds = args.feature_bounds
+    if isinstance(bounds, list) and len(bounds) != len(data.numeric):
+        raise ValueError(
+            f"--feature-bounds has {len(bounds)} values; {data.shown} has "
+            f"{len(data.numeric)} numeric feature columns (give one bound for all, or one per "
+            "numeric column in the file's order; its text columns are one-hot encoded, each "
+            "entry 0 or 1)"
+        )
+    budget = open_budget(args.budget, args.dataset) if args.budget else None
+    model = make_estimator(args, budget=budget, feature_bounds=bounds)
+    seconds, test, comparison = _fit_holding_out(
+        args, task, model, data, data.features, lambda table, rows: table.take(rows)
+    )
+    return model, data, budget, seconds, bounds, test, comparison
+
+
+def _rows(X, rows):
+    """Rows ``rows`` of an array or a CSR matrix."""
+    return X[rows]
+
+
+def _fit_holding_out(args, task, model, data, X, take):
+    """Fit ``model`` on the records of ``X`` (``--test-size`` of them held out) and compare it
+    with the trivial baseline on those; ``take(X, rows)`` picks rows.
+
+    Returns ``(seconds, test rows or None, comparison or None)``.
+    """
+    y, test = data.y, None
+    X_all = X
+    if args.test_size is not None:
+        # from n and the seed only: which records are held out says nothing of their values
+        train, test = held_out_split(data.n_samples, args.test_size, args.seed)
+        X, y = take(X, train), y[train]
+    seconds = _timed_fit(model, X, data.decode(y) if task == "classification" else y, args)
+    comparison = None
+    if test is not None:
+        comparison = _held_out_comparison(model, data, y, take(X_all, test), data.y[test])
+    return seconds, test, comparison
+
+
+def _check_categories(categories, data, path):
+    """Refuse ``--categories`` naming a column that is not a text feature column of the data."""
+    from dpglm.data.locations import preview
+
+    unknown = [name for name in categories or {} if name not in data.text]
+    if unknown:
+        columns = preview(list(data.text), limit=20) if data.text else "none"
+        raise ValueError(
+            f"--categories {str(path)!r} names {preview(unknown)}, not text feature "
+            f"column(s) of {data.shown}; its text feature columns: {columns}"
+        )
+
+
+def _timed_fit(model, X, y, args):
+    """Fit ``model`` under the progress bar; the seconds it took."""
+    start = time.perf_counter()
+    with Progress(f"fitting {type(model).__name__}", enabled=not args.quiet):
+        model.fit(X, y)
+    return time.perf_counter() - start
 
 
 def _fit_on_cluster(args, task):
@@ -164,10 +246,8 @@ def _spent_line(budget) -> str:
     )
 
 
-def _held_out_comparison(model, data, y_train, test):
+def _held_out_comparison(model, data, y_train, X_test, y_test):
     """The fitted model and the training records' constant baseline, on the held-out rows."""
-    X = data.X.tocsr() if hasattr(data.X, "tocsr") else data.X
-    X_test, y_test = X[test], data.y[test]
     predicted = model.predict(X_test)
     if data.task == "classification":
         return compare_classifier(
@@ -195,9 +275,15 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         if held_out
         else f"{data.n_samples} records"
     )
+    encoding = getattr(model, "encoding_", None)
+    features = f"{data.n_features} features"
+    if encoding is not None:
+        features += (
+            f" ({len(encoding.numeric)} numeric, {len(encoding.categorical)} text one-hot "
+            f"encoded into {_one_hot_columns(model)} columns)"
+        )
     print(
-        f"{describe_model(model)} on {data.source}: {records}, "
-        f"{data.n_features} features"
+        f"{describe_model(model)} on {data.source}: {records}, {features}"
         + (f", target {data.target_name!r}" if data.target_name else "")
         + classes
     )
@@ -214,16 +300,107 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         print("  " + head[1])
         if isinstance(bounds, str) and bounds == "data":
             print("  leave out --feature-bounds data: the ranges are then estimated privately")
+    n_train = data.n_samples - held_out
+    if encoding is not None:
+        print("  " + wrap_note(_category_summary(model), indent="  "))
     preprocessing = report.parts.get("preprocessing")
     if preprocessing is not None:
         from dpglm.estimators.preprocessing import preprocessing_share
 
-        share = preprocessing_share(data.n_samples - held_out, data.n_features, model.epsilon)
+        if encoding is None:
+            share = preprocessing_share(n_train, data.n_features, model.epsilon)
+        else:
+            # the ranges of the numeric columns only, planned on what the selection left
+            kept = 1.0 - _category_share(model)
+            estimated = len(encoding.numeric) if bounds is None else 0
+            share = kept * preprocessing_share(n_train, max(estimated, 1), kept * model.epsilon)
         print("  " + wrap_note(preprocessing_line(report, preprocessing, share), indent="  "))
     if data.task == "classification":
         line = one_vs_rest_line(report, model.classes_)
         if line is not None:
             print("  " + wrap_note(line, indent="  "))
+
+
+def _one_hot_columns(model):
+    """The number of one-hot columns of a model fitted on a raw table."""
+    return len(model.encoded_feature_names_) - len(model.encoding_.numeric)
+
+
+def _public_columns(model):
+    """The text columns of a raw table's model whose values were public (``--categories``)."""
+    return set(model.categories or {}) & set(model.encoding_.categorical)
+
+
+def _category_share(model):
+    """The share of the budget the category selection was planned with (0: none)."""
+    from dpglm.estimators.tables import category_share
+
+    text = model.encoding_.categorical
+    if math.isinf(model.epsilon):
+        return 0.0
+    return category_share(len(_public_columns(model)), len(text))
+
+
+def _category_summary(model):
+    """:func:`category_line` of a model fitted on a raw table."""
+    from dpglm.estimators.tables import CATEGORY_PART
+
+    report = model.privacy_report_
+    return category_line(
+        report,
+        report.parts.get(CATEGORY_PART),
+        _category_share(model),
+        n_text=len(model.encoding_.categorical),
+        n_public=len(_public_columns(model)),
+        n_one_hot=_one_hot_columns(model),
+    )
+
+
+def category_line(report, epsilon, share, *, n_text, n_public, n_one_hot):
+    """What selecting the values of the text columns cost, within the fit's epsilon.
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        The fit's report.
+    epsilon : float or None
+        Its ``"category selection"`` part, or None (no selection: every text
+        column's values were public, or the fit is not private).
+    share : float
+        The share of the budget the selection was planned with.
+    n_text, n_public, n_one_hot : int
+        The text columns, those with public values (``--categories``), and
+        the one-hot columns they were encoded into.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.report import PrivacyReport
+    >>> parts = {"category selection": 0.1, "training": 0.9}
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts=parts)
+    >>> print(category_line(report, 0.1, 0.1, n_text=8, n_public=0, n_one_hot=39))
+    category selection: the values of the 8 text columns took epsilon 0.1 of the 1 (on their own; 10% of the budget), one-hot encoded into 39 columns; public --categories cost nothing
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts={"training": 1.0})
+    >>> print(category_line(report, None, 0.0, n_text=2, n_public=2, n_one_hot=5))
+    category selection: none, the values of the 2 text columns are public (--categories), one-hot encoded into 5 columns
+    """  # noqa: E501
+    encoded = f"one-hot encoded into {n_one_hot} columns"
+    columns = f"the {n_text} text columns" if n_text != 1 else "the text column"
+    if epsilon is None:
+        if n_public == n_text:
+            return (
+                f"category selection: none, the values of {columns} are public "
+                f"(--categories), {encoded}"
+            )
+        return (
+            f"category selection: the values of {columns} were read from the data without "
+            f"privacy (--epsilon inf), {encoded}"
+        )
+    public = f", {n_public} of them public (--categories)" if n_public else ""
+    return (
+        f"category selection: the values of {columns}{public} took epsilon "
+        f"{epsilon:.3g} of the {report.epsilon:.3g} (on their own; {share:.0%} of the "
+        f"budget), {encoded}; public --categories cost nothing"
+    )
 
 
 def one_vs_rest_line(report, classes):
@@ -300,13 +477,24 @@ def cmd_predict(args):
     from dpglm.estimators import load_model
 
     model = load_model(args.model)
-    names = getattr(model, "feature_names_in_", None)
-    X = read_features(
-        args.data,
-        names=None if names is None else [str(n) for n in names],
-        n_features=model.n_features_in_,
-        target=args.target,
-    )
+    encoding = getattr(model, "encoding_", None)
+    if encoding is not None:
+        from dpglm.cli.raw_tables import read_raw_columns
+
+        # a raw table's model reads its columns by name, typed as it was fitted
+        X = read_raw_columns(
+            args.data, numeric=encoding.numeric, text=encoding.categorical
+        ).features
+        n_rows = X.num_rows
+    else:
+        names = getattr(model, "feature_names_in_", None)
+        X = read_features(
+            args.data,
+            names=None if names is None else [str(n) for n in names],
+            n_features=model.n_features_in_,
+            target=args.target,
+        )
+        n_rows = X.shape[0]
     columns = _prediction_columns(model, X)
     output = check_output(args.output) if args.output else None
     text = _csv_text(columns)
@@ -314,9 +502,7 @@ def cmd_predict(args):
         sys.stdout.write(text)
     else:
         output.write_text(text)
-        print(
-            f"{X.shape[0]} predictions written to {str(output)!r} (columns: {', '.join(columns)})"
-        )
+        print(f"{n_rows} predictions written to {str(output)!r} (columns: {', '.join(columns)})")
     return 0
 
 
@@ -324,21 +510,34 @@ def cmd_score(args):
     """``dpglm score``: a saved model's accuracy or R² on a data file, beside a baseline."""
     from sklearn.base import is_classifier
 
-    from dpglm.cli.features import read_scored
+    from dpglm.cli.features import read_raw_scored, read_scored
     from dpglm.data.labels import ClassLabels
     from dpglm.estimators import load_model
 
     model = load_model(args.model)
     classifier = is_classifier(model)
-    names = getattr(model, "feature_names_in_", None)
-    X, y, target = read_scored(
-        args.data,
-        names=None if names is None else [str(n) for n in names],
-        n_features=model.n_features_in_,
-        target=args.target,
-        task="classification" if classifier else "regression",
-        classes=model.classes_ if classifier else None,
-    )
+    task = "classification" if classifier else "regression"
+    classes = model.classes_ if classifier else None
+    encoding = getattr(model, "encoding_", None)
+    if encoding is not None:
+        X, y, target = read_raw_scored(
+            args.data,
+            numeric=encoding.numeric,
+            text=encoding.categorical,
+            target=args.target,
+            task=task,
+            classes=classes,
+        )
+    else:
+        names = getattr(model, "feature_names_in_", None)
+        X, y, target = read_scored(
+            args.data,
+            names=None if names is None else [str(n) for n in names],
+            n_features=model.n_features_in_,
+            target=args.target,
+            task=task,
+            classes=classes,
+        )
     with warnings.catch_warnings():
         # the columns were matched to the model's feature names by read_scored
         warnings.filterwarnings("ignore", message="X does not have valid feature names")

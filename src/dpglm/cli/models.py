@@ -113,6 +113,10 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
         "feature_bounds": feature_bounds,
         "random_state": args.seed,
     }
+    if getattr(args, "categories", None) is not None:
+        params["categories"] = read_categories(args.categories)
+    if getattr(args, "missing_values", None):
+        params["missing_values"] = missing_markers(args.missing_values)
     target_bounds = getattr(args, "target_bounds", None)
     if args.model not in ("logistic", "svm"):
         params["target_bounds"] = target_bounds
@@ -129,6 +133,96 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
     if args.l1_ratio is not None:
         params["l1_ratio"] = args.l1_ratio
     return cls(**params)
+
+
+def read_categories(path) -> dict:
+    """The public category sets of ``--categories``: a JSON object, column -> list of values.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The JSON file.
+
+    Returns
+    -------
+    dict
+        Column name -> list of its public values (strings, numbers or null),
+        as the estimators' ``categories`` takes them.
+
+    Raises
+    ------
+    FileNotFoundError, OSError
+        The file cannot be read; the message names it.
+    ValueError
+        It is not JSON, or not an object whose values are non-empty lists of
+        distinct strings, numbers or nulls; the message names the file and
+        the column.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "categories.json")
+    >>> _ = open(path, "w").write('{"sex": ["Female", "Male"]}')
+    >>> read_categories(path)
+    {'sex': ['Female', 'Male']}
+    >>> _ = open(path, "w").write('{"sex": "Female"}')
+    >>> read_categories(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --categories '...categories.json': column 'sex' has "Female", not a list of values; expected a JSON object of column name -> list of public values, e.g. {"sex": ["Female", "Male"]}
+    """  # noqa: E501
+    import json
+
+    shown = f"--categories {str(path)!r}"
+    example = 'e.g. {"sex": ["Female", "Male"]}'
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{shown}: no such file") from None
+    except OSError as err:
+        raise OSError(f"{shown}: cannot read it ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{shown} is not UTF-8 text ({err.reason})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"{shown} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+            f"expected an object of column name -> list of public values, {example}"
+        ) from None
+    if not isinstance(document, dict):
+        raise ValueError(
+            f"{shown} holds a JSON {type(document).__name__}, not an object; expected an object "
+            f"of column name -> list of public values, {example}"
+        )
+    for name, values in document.items():
+        what = None
+        if not isinstance(values, list):
+            what = f"{json.dumps(values)}, not a list of values"
+        elif not values:
+            what = "an empty list (leave the column out to select its values privately)"
+        elif any(isinstance(v, dict | list | bool) for v in values):
+            what = "a list holding something other than strings, numbers or null"
+        elif len({json.dumps(v) for v in values}) < len(values):
+            what = "a value listed twice"
+        if what is not None:
+            raise ValueError(
+                f"{shown}: column {name!r} has {what}; expected a JSON object of column name "
+                f"-> list of public values, {example}"
+            )
+    return document
+
+
+def missing_markers(values) -> list:
+    """The markers of every ``--missing-values`` option, in order, each once.
+
+    Examples
+    --------
+    >>> missing_markers([["?"], ["NA", "?"]])
+    ['?', 'NA']
+    """
+    return list(dict.fromkeys(marker for markers in values for marker in markers))
 
 
 def describe_model(estimator) -> str:

@@ -16,6 +16,7 @@ from dpglm.cli.argument_types import (
     epsilon_value,
     feature_bounds_value,
     fraction,
+    missing_value_list,
     nonnegative_float,
     positive_float,
     positive_int,
@@ -187,6 +188,27 @@ def _add_fit(commands):
     )
     _, solver = _add_model_options(fit, classes=True)
     solver.add_argument("--solver", choices=("auto", *SOLVERS), default="auto")
+    raw = fit.add_argument_group(
+        "text columns: a CSV / Parquet file whose feature columns hold text (categories) is "
+        "fitted as a raw table; each text column is one-hot encoded, on its public values "
+        "(--categories) or on values selected privately with a tenth of the budget; an empty "
+        "cell (Parquet: null) is a missing value, a level of its own"
+    )
+    raw.add_argument(
+        "--missing-values",
+        type=missing_value_list,
+        action="append",
+        metavar="STR",
+        help="text that marks a missing value in the text columns (e.g. '?'), a level of its "
+        "own; repeat the option or separate markers with commas",
+    )
+    raw.add_argument(
+        "--categories",
+        metavar="FILE.json",
+        help="public values of text columns, e.g. from the dataset's documentation: a JSON "
+        'object of column name -> list of values ({"sex": ["Female", "Male"]}); those '
+        "columns cost no budget, a value outside its list goes to the column's <other> level",
+    )
     ledger = fit.add_argument_group("budget ledger")
     ledger.add_argument(
         "--budget",
