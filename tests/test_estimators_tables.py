@@ -154,14 +154,62 @@ def test_a_numeric_refit_forgets_the_encoding(data):
     assert model.predict(np.array([[70.0]])).tolist() == ["yes"]
 
 
-def test_the_private_search_refuses_string_columns_and_says_what_to_do(data):
-    from dpglm.exceptions import NonNumericColumnError
+def test_the_private_search_selects_the_categories_once_and_searches_the_rest(data):
     from dpglm.tuning import PrivateSearchCV
 
     X, y = data
     budget = PrivacyBudget(2.0, 1e-6)
     grid = {"alpha": [1e-4, 1e-3]}
+    search = PrivateSearchCV(
+        DPLogisticRegression(missing_values="?"), grid, epsilon=1.0, budget=budget, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        search.fit(X, y)
+    report = search.privacy_report_
+    assert report.guarantee and 0.98 <= report.epsilon <= 1.0
+    assert set(report.parts) == {"category selection", "hyperparameter search"}
+    assert len(budget.charges) == 2 and budget.spent() <= 1.0
+    model = search.best_estimator_
+    assert model.privacy_report_ is report
+    assert (
+        model.encoded_feature_names_[0] == "age" and "job_<other>" in model.encoded_feature_names_
+    )
+    test_X, test_y = table(5000, seed=1)
+    assert search.score(test_X, test_y) > 0.8
+    assert search.n_features_in_ == 3
+
+
+def test_the_private_search_on_a_table_cannot_search_feature_bounds(data):
+    from dpglm.exceptions import NonNumericColumnError
+    from dpglm.tuning import PrivateSearchCV
+
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-6)
+    grid = {"feature_bounds": [[[18.0, 80.0]], [[0.0, 100.0]]]}
     search = PrivateSearchCV(DPLogisticRegression(), grid, epsilon=1.0, budget=budget)
-    with pytest.raises(NonNumericColumnError, match=r"\['job', 'city'\].*PrivateOneHotEncoder"):
+    with pytest.raises(NonNumericColumnError, match="cannot search feature_bounds"):
         search.fit(X, y)
     assert budget.charges == ()
+
+
+def test_nan_rows_of_feature_bounds_leave_those_columns_to_the_private_estimate():
+    from dpglm.preprocessing.bounds import PartialBounds, check_feature_bounds
+
+    rows = [[np.nan, np.nan], [0.0, 1.0]]
+    partial = check_feature_bounds(rows, 2, partial=True)
+    assert isinstance(partial, PartialBounds) and partial.unknown.tolist() == [True, False]
+    with pytest.raises(ValueError, match="finite"):
+        check_feature_bounds(rows, 2)  # the transformers take no such rows
+    with pytest.raises(ValueError, match=r"\(nan, nan\)"):
+        check_feature_bounds([[np.nan, 1.0]], 1, partial=True)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1000, 5000), rng.integers(0, 2, 5000)])
+    y = (X[:, 0] / 500 + X[:, 1] + rng.logistic(size=5000) * 0.2 > 1.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        model = DPLogisticRegression(feature_bounds=rows, random_state=0).fit(X, y)
+    report = model.privacy_report_
+    assert report.guarantee and "preprocessing" in report.parts
+    assert any("1 from their own histogram" in a for a in report.assumptions)
+    assert model.score(X, y) > 0.85

@@ -133,7 +133,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         check_passes(self.passes)
         check_step(self.step)
         check_batch_size(self.batch_size)
-        check_feature_bounds(self.feature_bounds)
+        check_feature_bounds(self.feature_bounds, partial=True)
         self._target_bounds()
         check_smoothness(self.smoothness)
         check_solver_options(self.solver_options)
@@ -280,7 +280,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         categories = check_categories(self.categories)
         strings = categorical_columns(X)
         # before the selection is charged: a refusal must cost nothing
-        numeric_bounds = check_feature_bounds(bounds, len(X.columns) - len(strings))
+        numeric_bounds = check_feature_bounds(bounds, len(X.columns) - len(strings), partial=True)
         share = category_share(len(set(categories) & set(strings)), len(strings))
         if math.isinf(epsilon):
             share = 0.0  # a non-private fit reads the categories, as it reads the ranges
@@ -317,6 +317,12 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 f"{name}(epsilon=inf) fits the exact optimum in memory; records in row "
                 "chunks are fitted privately only (give a finite epsilon, or load a sample "
                 "with dpglm.data.load)"
+            )
+        bounds = check_feature_bounds(self.feature_bounds, partial=True)
+        if isinstance(bounds, tuple) and np.isnan(bounds[0]).any():
+            raise ValueError(
+                f"{name}(feature_bounds=...) with (nan, nan) rows is not taken on records in "
+                "row chunks: give every column's range, or none"
             )
         data = sharded_data(X, y, task=self._task, classes=public_labels, name=name)
         try:
@@ -386,7 +392,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
     def _preprocessing(self, n, p, sparse, epsilon, delta, feature_bounds=None):
         """Where the fit's ranges come from, and the release that estimates them (planned)."""
         if feature_bounds is None:
-            feature_bounds = check_feature_bounds(self.feature_bounds, p)
+            feature_bounds = check_feature_bounds(self.feature_bounds, p, partial=True)
         return Preprocessing.create(
             n_samples=n,
             n_features=p,
@@ -746,7 +752,10 @@ COMMON_PARAMETERS_DOC = """
         records there are (:func:`~dpglm.estimators.preprocessing.preprocessing_share`),
         shown as the ``"preprocessing"`` part of the report. A number ``B`` or one per
         feature: the ranges ``[-B_j, B_j]``; an ``(n_features, 2)`` array:
-        ``(low_j, high_j)`` rows; both public and free. ``"data"``: the data's
+        ``(low_j, high_j)`` rows; both public and free; a ``(nan, nan)`` row
+        leaves its column's range to the private estimate (one per numeric
+        column of a table with string columns, whose one-hot columns' ranges
+        are public). ``"data"``: the data's
         own minima and maxima, read without privacy (a leak the report shows).
         ``alpha`` applies to the coefficients on the ``[-1, 1]`` scale.
     smoothness : {"auto", "bounds", "private", "data"}, default="auto"

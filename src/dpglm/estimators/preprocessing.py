@@ -40,15 +40,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from dpglm.preprocessing.bounds import PartialBounds
 from dpglm.preprocessing.ranges import RangePlan, extremes
 from dpglm.preprocessing.scaling import Scaling
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.solvers.registry import FitPlan
 
-__all__ = ["InMemoryRecords", "PartialBounds", "Preprocessing", "preprocessing_share"]
+__all__ = ["InMemoryRecords", "Preprocessing", "preprocessing_share"]
 
 #: the preprocessing's share of (epsilon, delta) is
 #: SHARE_SCALE sqrt(min(p, SHARE_COLUMNS)) / (epsilon n), within [MIN_SHARE, MAX_SHARE]
@@ -117,54 +117,6 @@ class InMemoryRecords:
         """The target's minimum and maximum, read without privacy."""
         y = np.asarray(self.y, dtype=float)
         return float(y.min()), float(y.max())
-
-
-@dataclass(frozen=True)
-class PartialBounds:
-    """Public ranges for some columns; the others' are estimated (or read, without privacy).
-
-    The one-hot columns of a categorical column are in ``[0, 1]`` by
-    construction, whatever the data: their range is public, while the
-    numeric columns beside them may have none.
-
-    Attributes
-    ----------
-    low, high : ndarray
-        One entry per column; NaN where ``unknown``.
-    unknown : ndarray of bool
-        The columns whose range is not public.
-    public_line : str
-        What the report says of the public ranges.
-
-    Examples
-    --------
-    >>> bounds = PartialBounds.of([np.nan, 0.0], [np.nan, 1.0], "one-hot columns in [0, 1]")
-    >>> bounds.unknown.tolist(), bounds.low.tolist()
-    ([True, False], [nan, 0.0])
-    """
-
-    low: np.ndarray
-    high: np.ndarray
-    unknown: np.ndarray
-    public_line: str
-
-    @classmethod
-    def of(cls, low, high, public_line: str) -> PartialBounds:
-        """The bounds whose NaN entries (in ``low``) are unknown."""
-        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-        return cls(low, high, np.isnan(low), public_line)
-
-    def columns_of(self, X):
-        """The unknown columns of ``X`` (dense or sparse), in order."""
-        index = np.flatnonzero(self.unknown)
-        return X[:, index] if sp.issparse(X) else np.asarray(X)[:, index]
-
-    def filled(self, low, high) -> tuple:
-        """``(low, high)`` of every column: the public ones, and ``low``, ``high`` for the
-        unknown ones."""
-        full_low, full_high = self.low.copy(), self.high.copy()
-        full_low[self.unknown], full_high[self.unknown] = low, high
-        return full_low, full_high
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ selected, or unseen at prediction time, goes to its column's "other" level.
 The numeric columns take the estimator's private-by-default path, their
 ranges released privately or given as ``feature_bounds`` (one per numeric
 column), while the one-hot columns lie in ``[0, 1]`` by construction: their
-ranges are public (:class:`~dpglm.estimators.preprocessing.PartialBounds`).
+ranges are public (:class:`~dpglm.preprocessing.bounds.PartialBounds`).
 
 The fit composes two releases: the category selection at
 ``(share epsilon, share delta)`` and the model at the rest, planned for the
@@ -207,15 +207,17 @@ class TableEncoding:
         return sp.hstack([sp.csr_matrix(numbers), sp.csr_matrix(encoded)], format="csr")
 
     def public_bounds(self, numeric_bounds):
-        """:class:`~dpglm.estimators.preprocessing.PartialBounds` of the matrix: the numeric
+        """:class:`~dpglm.preprocessing.bounds.PartialBounds` of the matrix: the numeric
         columns' ``numeric_bounds`` (``(low, high)`` arrays, or None: unknown) and
         ``[-1, 1]`` for every one-hot column (its entries, 0 or 1, lie there)."""
-        from dpglm.estimators.preprocessing import PartialBounds
+        from dpglm.preprocessing.bounds import PartialBounds
 
         k = self.n_encoded - self.n_numeric
         if numeric_bounds is None:
             low = np.full(self.n_numeric, np.nan)
             high = np.full(self.n_numeric, np.nan)
+        elif isinstance(numeric_bounds, PartialBounds):
+            low, high = numeric_bounds.low, numeric_bounds.high
         else:
             low, high = numeric_bounds
         # a one-hot entry is 0 or 1: taken on [-1, 1], it keeps its 0 (a record's one-hot

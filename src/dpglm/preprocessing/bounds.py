@@ -4,19 +4,71 @@
 take a number ``B`` (the range ``[-B, B]`` for every column), one per column,
 or ``(low, high)`` rows; a regressor's ``target_bounds`` takes ``(low, high)``.
 Both also take ``"data"``, the ranges read from the data without privacy,
-which the caller either refuses or reports as a leak.
+which the caller either refuses or reports as a leak. The estimators also take
+``(low, high)`` rows of which some are ``(nan, nan)``: those columns' ranges are
+estimated privately, the others' are public (:class:`PartialBounds`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["check_feature_bounds", "check_target_bounds"]
+__all__ = ["PartialBounds", "check_feature_bounds", "check_target_bounds"]
 
 
-def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bounds"):
+@dataclass(frozen=True)
+class PartialBounds:
+    """Public ranges for some columns; the others' are estimated (or read, without privacy).
+
+    The one-hot columns of a categorical column are in ``[0, 1]`` by
+    construction, whatever the data: their range is public, while the
+    numeric columns beside them may have none.
+
+    Attributes
+    ----------
+    low, high : ndarray
+        One entry per column; NaN where ``unknown``.
+    unknown : ndarray of bool
+        The columns whose range is not public.
+    public_line : str
+        What the report says of the public ranges.
+
+    Examples
+    --------
+    >>> bounds = PartialBounds.of([np.nan, 0.0], [np.nan, 1.0], "one-hot columns in [0, 1]")
+    >>> bounds.unknown.tolist(), bounds.low.tolist()
+    ([True, False], [nan, 0.0])
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    unknown: np.ndarray
+    public_line: str
+
+    @classmethod
+    def of(cls, low, high, public_line: str) -> PartialBounds:
+        """The bounds whose NaN entries (in ``low``) are unknown."""
+        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        return cls(low, high, np.isnan(low), public_line)
+
+    def columns_of(self, X):
+        """The unknown columns of ``X`` (dense or sparse), in order."""
+        index = np.flatnonzero(self.unknown)
+        return X[:, index] if sp.issparse(X) else np.asarray(X)[:, index]
+
+    def filled(self, low, high) -> tuple:
+        """``(low, high)`` of every column: the public ones, and ``low``, ``high`` for the
+        unknown ones."""
+        full_low, full_high = self.low.copy(), self.high.copy()
+        full_low[self.unknown], full_high[self.unknown] = low, high
+        return full_low, full_high
+
+
+def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bounds", partial=False):
     """Public ranges of the features, as ``(low, high)`` arrays, or a ``ValueError``.
 
     Parameters
@@ -32,6 +84,9 @@ def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bound
         must have that length, and the result has it.
     name : str, default="feature_bounds"
         The parameter's name, for the messages.
+    partial : bool, default=False
+        Whether ``(nan, nan)`` rows are taken (the estimators): the result is
+        then a :class:`PartialBounds` when some row is.
 
     Returns
     -------
@@ -79,12 +134,14 @@ def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bound
     bounds = bounds.astype(float)
     if bounds.ndim == 2:
         low, high = bounds[:, 0].copy(), bounds[:, 1].copy()
-        bad = np.flatnonzero(~np.isfinite(low) | ~np.isfinite(high) | ~(low <= high))
+        unknown = np.isnan(low) & np.isnan(high) if partial else np.zeros(low.size, bool)
+        bad = np.flatnonzero(~unknown & (~np.isfinite(low) | ~np.isfinite(high) | ~(low <= high)))
         if bad.size:
             j = int(bad[0])
             raise ValueError(
-                f"{name} must hold finite (low, high) rows with low <= high; feature {j} has "
-                f"({float(low[j])!r}, {float(high[j])!r})"
+                f"{name} must hold finite (low, high) rows with low <= high"
+                + (" (or (nan, nan): estimate it)" if partial else "")
+                + f"; feature {j} has ({float(low[j])!r}, {float(high[j])!r})"
             )
     else:
         bad = np.flatnonzero(~np.isfinite(bounds) | ~(bounds > 0))
@@ -105,6 +162,11 @@ def check_feature_bounds(feature_bounds, n_features=None, *, name="feature_bound
         raise ValueError(
             f"{name} has {low.size} {what}; X has {n_features} features (give one bound for "
             "all, or one per feature)"
+        )
+    if bounds.ndim == 2 and partial and np.isnan(low).any():
+        known = int((~np.isnan(low)).sum())
+        return PartialBounds.of(
+            low, high, f"{known} feature ranges (low, high) supplied by the user"
         )
     return low, high
 

@@ -18,8 +18,16 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
 from dpglm.estimators.multiclass import label_assumption
-from dpglm.estimators.tables import categorical_columns
+from dpglm.estimators.tables import (
+    categorical_columns,
+    category_share,
+    check_categories,
+    child_random_state,
+    composed_report,
+    fit_encoding,
+)
 from dpglm.exceptions import NonNumericColumnError, PlanError
+from dpglm.preprocessing.bounds import check_feature_bounds
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
@@ -318,14 +326,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         settings = self._check_params()
         task = "classification" if settings["classifier"] else "regression"
-        strings = categorical_columns(X)
-        if strings:
-            raise NonNumericColumnError(
-                f"X has string columns {strings}: PrivateSearchCV searches numeric features; "
-                "encode them first with dpglm.preprocessing.PrivateOneHotEncoder charged to "
-                "the same budget (or fit a dpglm estimator on the table directly, which "
-                "encodes them privately)"
-            )
+        base, encoding = self.estimator, None
+        if categorical_columns(X):
+            # the category sets first, at their share, charged apart; the search on the rest
+            X, base, encoding, settings = self._encoded(X, settings)
         # with the estimator's public label set, if any: a one-class y is then valid
         classes = self.estimator.get_params(deep=False).get("classes")
         data = load_data(X, y, task=task, classes=classes)
@@ -342,6 +346,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # rows are taken from it after the charge: in a format that can take them
             X = X.tocsr()
         delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
+        if encoding is not None:
+            delta -= settings["selection"][1]
         n_val = max(1, round(settings["fraction"] * n))
         n_train = n - n_val
         if n_train < 2:
@@ -358,7 +364,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if math.isinf(settings["epsilon"]):
             runs = self._fit_non_private(candidates, delta, budget)
         else:
-            runs = self._fit_private(candidates, settings, delta, shape_info, n_val, budget)
+            runs = self._fit_private(candidates, settings, delta, shape_info, n_val, budget, base)
         plan, fit_epsilon, score_event, guards, planned_leaks, assumptions = runs
         charge = None
         if budget is not None:
@@ -387,7 +393,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 draws = [int(source.integers(len(candidates))) for _ in range(k)]
                 del k  # part of the mechanism's secret randomness: not kept
             for index in draws:
-                model = clone(self.estimator).set_params(
+                model = clone(base).set_params(
                     **candidates[index],
                     epsilon=fit_epsilon,
                     delta=delta,
@@ -464,11 +470,68 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             assumptions=tuple(dict.fromkeys((*assumptions, *inner_assumptions))),
             warnings=tuple(dict.fromkeys((*planned_leaks, *leaks))),
         )
+        if encoding is not None:
+            self.privacy_report_ = composed_report(
+                encoding.encoder.privacy_report_, self.privacy_report_
+            )
+            self.delta_ = self.privacy_report_.delta
+            self.n_features_in_ = len(encoding.columns)
+            self.feature_names_in_ = np.asarray(encoding.columns, dtype=object)
+            if model is not None:
+                model.set_params(feature_bounds=self.estimator.feature_bounds)
+                model.n_features_in_ = self.n_features_in_
+                model.feature_names_in_ = self.feature_names_in_
+                model.encoding_ = encoding
+                model.encoded_feature_names_ = encoding.feature_names_out
         if model is not None:
             # the model is the search's release: it carries the search's report (its run's
             # own report covers one run, not the selection among them), and so does save()
             model.privacy_report_ = self.privacy_report_
         return self
+
+    def _encoded(self, X, settings):
+        """A table with string columns: its category sets selected (or public) at their
+        share of the search's target and charged to its budget, and the search's inputs on
+        the encoded matrix: ``(matrix, estimator, encoding, settings)``, the estimator
+        taking the one-hot columns' public ranges and the settings the rest of epsilon
+        (the selection's ``(epsilon, delta)`` in ``settings["selection"]``)."""
+        grid = self.param_distributions
+        searched = {k for one in ([grid] if isinstance(grid, Mapping) else grid) for k in one}
+        if "feature_bounds" in searched:
+            raise NonNumericColumnError(
+                "X has string columns: the search encodes them once, so it cannot search "
+                "feature_bounds; give the numeric columns' bounds to the estimator"
+            )
+        epsilon = settings["epsilon"]
+        n = len(X)
+        delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
+        categories = check_categories(self.estimator.categories)
+        strings = categorical_columns(X)
+        share = (
+            0.0
+            if math.isinf(epsilon)
+            else category_share(len(set(categories) & set(strings)), len(strings))
+        )
+        numeric_bounds = check_feature_bounds(
+            self.estimator.feature_bounds, len(X.columns) - len(strings), partial=True
+        )
+        selection = (math.inf if math.isinf(epsilon) else share * epsilon, share * delta)
+        encoding = fit_encoding(
+            X,
+            categories=categories,
+            missing_values=self.estimator.missing_values,
+            epsilon=selection[0],
+            delta=selection[1],
+            budget=settings["budget"],
+            random_state=child_random_state(self.random_state),
+        )
+        bounds = encoding.public_bounds(numeric_bounds)
+        base = clone(self.estimator).set_params(
+            feature_bounds=np.column_stack([bounds.low, bounds.high]), categories=None
+        )
+        rest = epsilon if math.isinf(epsilon) else epsilon - selection[0]
+        settings = {**settings, "epsilon": rest, "selection": selection}
+        return encoding.matrix(X), base, encoding, settings
 
     def _fit_non_private(self, candidates, delta, budget):
         plan = PrivacyPlan(
@@ -485,8 +548,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         assumptions = ("epsilon = inf: no privacy; every candidate fitted and scored exactly",)
         return plan, math.inf, None, [None] * len(candidates), (), assumptions
 
-    def _fit_private(self, candidates, settings, delta, shape_info, n_val, budget):
-        planner = Planner(self.estimator, candidates, settings, delta, shape_info, n_val)
+    def _fit_private(self, candidates, settings, delta, shape_info, n_val, budget, base):
+        planner = Planner(base, candidates, settings, delta, shape_info, n_val)
         epsilon_rep = planner.calibrate()
         plan, fit_plans, score_event = planner.search_plan(epsilon_rep, final=True)
         guards = [PlanGuard(fit_plans[i]) for i in range(len(candidates))]
