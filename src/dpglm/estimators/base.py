@@ -35,15 +35,7 @@ from dpglm.estimators.persistence import save_model
 from dpglm.estimators.pipelines import upstream_leaks
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
-from dpglm.estimators.tables import (
-    categorical_columns,
-    category_share,
-    check_categories,
-    child_random_state,
-    composed_report,
-    fit_encoding,
-    is_table,
-)
+from dpglm.estimators.tables import categorical_columns, composed_report, is_table, select_for
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
@@ -269,37 +261,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         y = check_target(y, name)
         if self._task == "classification":
             check_class_labels(y)
-        n = len(X)
-        delta = default_delta(n) if delta is None else delta
-        bounds = self.feature_bounds
-        if isinstance(bounds, str) and bounds == "data":
-            raise ValueError(
-                f"{name}(feature_bounds='data') is not taken with string columns in X: leave "
-                "feature_bounds unset for private ranges, or give public ones per numeric column"
-            )
-        categories = check_categories(self.categories)
-        strings = categorical_columns(X)
-        # before the selection is charged: a refusal must cost nothing
-        numeric_bounds = check_feature_bounds(bounds, len(X.columns) - len(strings), partial=True)
-        share = category_share(len(set(categories) & set(strings)), len(strings))
-        if math.isinf(epsilon):
-            share = 0.0  # a non-private fit reads the categories, as it reads the ranges
-        selection = (math.inf if math.isinf(epsilon) else share * epsilon, share * delta)
-        encoding = fit_encoding(
-            X,
-            categories=categories,
-            missing_values=self.missing_values,
-            epsilon=selection[0],
-            delta=selection[1],
-            budget=self.budget,
-            random_state=child_random_state(self.random_state),
-        )
-        matrix = encoding.matrix(X)
-        data = self._load(matrix, y, public_labels)
-        rest = (epsilon if math.isinf(epsilon) else epsilon - selection[0], delta - selection[1])
-        fitted = self._fit_records(
-            data, *rest, feature_bounds=encoding.public_bounds(numeric_bounds)
-        )
+        delta = default_delta(len(X)) if delta is None else delta
+        encoding, bounds, rest = select_for(self, X, epsilon, delta, self.random_state)
+        data = self._load(encoding.matrix(X), y, public_labels)
+        fitted = self._fit_records(data, *rest, feature_bounds=bounds)
         report = composed_report(encoding.encoder.privacy_report_, fitted.report)
         fitted = dataclasses.replace(fitted, report=report, delta=report.delta)
         self._store(fitted, data, public_labels, None)

@@ -56,6 +56,7 @@ __all__ = [
     "composed_report",
     "fit_encoding",
     "is_table",
+    "select_for",
 ]
 
 #: the share of a fit's (epsilon, delta) that selects the category sets of its string
@@ -428,3 +429,48 @@ def composed_report(selection, model):
         execution=model.execution,
         secure=selection.secure and model.secure,
     )
+
+
+def select_for(estimator, X, epsilon: float, delta: float, random_state):
+    """The category selection of ``estimator`` (its ``categories``, ``missing_values``,
+    ``feature_bounds`` and ``budget``) on table ``X``, at its share of ``(epsilon, delta)``.
+
+    Everything is checked before the selection is charged (a refusal costs
+    nothing). A non-private target (``epsilon = inf``) reads the categories as
+    it reads the ranges.
+
+    Returns
+    -------
+    encoding : TableEncoding
+    bounds : PartialBounds
+        The public ranges of the one-hot columns beside the numeric columns'
+        (the user's, or unknown).
+    rest : tuple of float
+        ``(epsilon, delta)`` left for what follows the selection.
+    """
+    name = type(estimator).__name__
+    bounds = estimator.feature_bounds
+    if isinstance(bounds, str) and bounds == "data":
+        raise ValueError(
+            f"{name}(feature_bounds='data') is not taken with string columns in X: leave "
+            "feature_bounds unset for private ranges, or give public ones per numeric column"
+        )
+    from dpglm.preprocessing.bounds import check_feature_bounds
+
+    categories = check_categories(estimator.categories)
+    strings = categorical_columns(X)
+    numeric_bounds = check_feature_bounds(bounds, len(X.columns) - len(strings), partial=True)
+    share = category_share(len(set(categories) & set(strings)), len(strings))
+    private = not math.isinf(epsilon)
+    selection = (share * epsilon if private else math.inf, share * delta if private else 0.0)
+    encoding = fit_encoding(
+        X,
+        categories=categories,
+        missing_values=estimator.missing_values,
+        epsilon=selection[0],
+        delta=selection[1],
+        budget=estimator.budget,
+        random_state=child_random_state(random_state),
+    )
+    rest = (epsilon - selection[0] if private else epsilon, delta - selection[1])
+    return encoding, encoding.public_bounds(numeric_bounds), rest

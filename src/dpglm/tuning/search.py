@@ -18,16 +18,8 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
 from dpglm.estimators.multiclass import label_assumption
-from dpglm.estimators.tables import (
-    categorical_columns,
-    category_share,
-    check_categories,
-    child_random_state,
-    composed_report,
-    fit_encoding,
-)
+from dpglm.estimators.tables import categorical_columns, composed_report, select_for
 from dpglm.exceptions import NonNumericColumnError, PlanError
-from dpglm.preprocessing.bounds import check_feature_bounds
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
@@ -347,7 +339,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             X = X.tocsr()
         delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
         if encoding is not None:
-            delta -= settings["selection"][1]
+            delta -= settings["selection_delta"]
         n_val = max(1, round(settings["fraction"] * n))
         n_train = n - n_val
         if n_train < 2:
@@ -494,7 +486,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         share of the search's target and charged to its budget, and the search's inputs on
         the encoded matrix: ``(matrix, estimator, encoding, settings)``, the estimator
         taking the one-hot columns' public ranges and the settings the rest of epsilon
-        (the selection's ``(epsilon, delta)`` in ``settings["selection"]``)."""
+        (the selection's delta in ``settings["selection_delta"]``)."""
         grid = self.param_distributions
         searched = {k for one in ([grid] if isinstance(grid, Mapping) else grid) for k in one}
         if "feature_bounds" in searched:
@@ -503,34 +495,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "feature_bounds; give the numeric columns' bounds to the estimator"
             )
         epsilon = settings["epsilon"]
-        n = len(X)
-        delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
-        categories = check_categories(self.estimator.categories)
-        strings = categorical_columns(X)
-        share = (
-            0.0
-            if math.isinf(epsilon)
-            else category_share(len(set(categories) & set(strings)), len(strings))
-        )
-        numeric_bounds = check_feature_bounds(
-            self.estimator.feature_bounds, len(X.columns) - len(strings), partial=True
-        )
-        selection = (math.inf if math.isinf(epsilon) else share * epsilon, share * delta)
-        encoding = fit_encoding(
-            X,
-            categories=categories,
-            missing_values=self.estimator.missing_values,
-            epsilon=selection[0],
-            delta=selection[1],
-            budget=settings["budget"],
-            random_state=child_random_state(self.random_state),
-        )
-        bounds = encoding.public_bounds(numeric_bounds)
+        delta = 1.0 / float(len(X)) ** 2 if self.delta is None else float(self.delta)
+        run = clone(self.estimator).set_params(budget=settings["budget"])
+        encoding, bounds, rest = select_for(run, X, epsilon, delta, self.random_state)
         base = clone(self.estimator).set_params(
             feature_bounds=np.column_stack([bounds.low, bounds.high]), categories=None
         )
-        rest = epsilon if math.isinf(epsilon) else epsilon - selection[0]
-        settings = {**settings, "epsilon": rest, "selection": selection}
+        settings = {**settings, "epsilon": rest[0], "selection_delta": delta - rest[1]}
         return encoding.matrix(X), base, encoding, settings
 
     def _fit_non_private(self, candidates, delta, budget):
