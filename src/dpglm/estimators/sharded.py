@@ -48,10 +48,6 @@ from dpglm.exceptions import ShapeMismatchError, TargetError
 __all__ = ["ShardedData", "check_data_parallel", "is_sharded", "sharded_data"]
 
 
-#: the estimators' solvers that run on row chunks (``"auto"`` chooses among them)
-DATA_PARALLEL_SOLVERS = ("dp-sgd", "dp-gcd", "dp-agd")
-
-
 def _is_dask(value) -> bool:
     return type(value).__module__.split(".")[0] in {"dask", "dask_expr"}
 
@@ -82,18 +78,20 @@ def check_data_parallel(name: str, solver: str, shape) -> None:
     >>> check_data_parallel("DPLinearRegression", "dp-cd", shape)
     Traceback (most recent call last):
     ...
-    ValueError: DPLinearRegression(solver='dp-cd') cannot fit records in row chunks: each of its steps needs state fresh from the previous one, a round trip to the row chunks per step; use solver='auto' or one of 'dp-sgd', 'dp-gcd', 'dp-agd', or load the records in memory
+    ValueError: DPLinearRegression(solver='dp-cd') cannot fit records in row chunks: each of its steps needs state fresh from the previous one, a round trip to the row chunks per step; use solver='auto' or one of 'dp-gcd', 'dp-sgd', 'dp-agd', or load the records in memory
     """  # noqa: E501
-    from dpglm.solvers.registry import get_solver
+    from dpglm.solvers.registry import estimator_solvers, get_solver
 
     refusal = get_solver(solver).accepts(shape)
     if refusal is None:
         return
     # the reason, without the solver API's advice (which names functions, not estimators)
     reason = refusal.split(": ", 1)[-1].split("; ")[0]
+    # the registry says which of the estimators' solvers take this shape in row chunks
+    able = [s for s in estimator_solvers() if get_solver(s).accepts(shape) is None]
     raise ValueError(
         f"{name}(solver={solver!r}) cannot fit records in row chunks: {reason}; use "
-        f"solver='auto' or one of {', '.join(repr(s) for s in DATA_PARALLEL_SOLVERS)}, or "
+        f"solver='auto' or one of {', '.join(repr(s) for s in able)}, or "
         "load the records in memory"
     )
 
