@@ -213,3 +213,24 @@ def test_nan_rows_of_feature_bounds_leave_those_columns_to_the_private_estimate(
     assert report.guarantee and "preprocessing" in report.parts
     assert any("1 from their own histogram" in a for a in report.assumptions)
     assert model.score(X, y) > 0.85
+
+
+def test_a_wide_encoding_stays_sparse_and_category_dtypes_are_strings(data, monkeypatch, tmp_path):
+    import scipy.sparse as sp
+
+    import dpglm.estimators.tables as tables
+
+    X, y = data
+    X = X.assign(job=X["job"].astype("category"))
+    dense = private_fit(X, y)
+    monkeypatch.setattr(tables, "DENSE_LIMIT", 3)
+    sparse = private_fit(X, y)
+    assert sp.issparse(sparse.encoding_.matrix(X)) and not sp.issparse(dense.encoding_.matrix(X))
+    assert "job_nurse" in sparse.encoded_feature_names_
+    test_X, test_y = table(5000, seed=1)
+    assert sparse.score(test_X, test_y) > 0.85
+    again = load_model(sparse.save(tmp_path / "sparse.json"))
+    assert sp.issparse(again.encoding_.matrix(X))
+    np.testing.assert_array_equal(
+        again.decision_function(test_X), sparse.decision_function(test_X)
+    )

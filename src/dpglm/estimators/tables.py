@@ -62,8 +62,9 @@ __all__ = [
 #: the share of a fit's (epsilon, delta) that selects the category sets of its string
 #: columns when some have no public categories (see category_share)
 CATEGORY_SHARE = 0.1
-#: an encoded table of at most this many columns is fitted as a dense matrix
-DENSE_LIMIT = 2000
+#: an encoded table of at most this many columns is fitted as a dense matrix (its numeric
+#: columns then centred); a wider one (string columns of many kept values) stays sparse
+DENSE_LIMIT = 256
 #: the report's name of the category selection's part
 CATEGORY_PART = "category selection"
 
@@ -157,12 +158,16 @@ class TableEncoding:
         The string ones (their one-hot blocks follow, in this order).
     encoder : PrivateOneHotEncoder
         Fitted on the string columns.
+    dense : bool
+        Whether the matrix is dense (decided at fit time from its width, see
+        :data:`DENSE_LIMIT`, and kept: the model's scaling depends on it).
     """
 
     columns: tuple
     numeric: tuple
     categorical: tuple
     encoder: object
+    dense: bool = True
 
     @property
     def feature_names_out(self) -> np.ndarray:
@@ -181,8 +186,8 @@ class TableEncoding:
         return len(self.feature_names_out)
 
     def matrix(self, X):
-        """The matrix of table ``X``: dense float64 (sparse CSR beyond :data:`DENSE_LIMIT`
-        columns), its numeric columns checked finite (the error names the column and row)."""
+        """The matrix of table ``X``: dense float64 (sparse CSR when not :attr:`dense`), its
+        numeric columns checked finite (the error names the column and row)."""
         columns = {name: (values, missing) for name, values, missing, _ in _columns(X)}
         absent = [name for name in self.columns if name not in columns]
         if absent:
@@ -202,7 +207,7 @@ class TableEncoding:
             )
         cells = _object_table([columns[name][0] for name in self.categorical])
         encoded = self.encoder.transform(cells)
-        if self.n_encoded <= DENSE_LIMIT:
+        if self.dense:
             dense = encoded.toarray() if sp.issparse(encoded) else np.asarray(encoded)
             return np.asfortranarray(np.hstack([numbers, dense]))
         return sp.hstack([sp.csr_matrix(numbers), sp.csr_matrix(encoded)], format="csr")
@@ -239,6 +244,7 @@ class TableEncoding:
             "categorical": list(self.categorical),
             "categories": [[_jsonable(v) for v in c] for c in self.encoder.categories_],
             "missing_values": self.encoder.missing_values,
+            "dense": self.dense,
         }
 
     @classmethod
@@ -248,7 +254,8 @@ class TableEncoding:
         categorical = tuple(data["categorical"])
         categories = dict(zip(categorical, data["categories"], strict=True))
         encoder = _public_encoder(list(categorical), categories, data.get("missing_values"))
-        return cls(tuple(data["columns"]), tuple(data["numeric"]), categorical, encoder)
+        columns, numeric = tuple(data["columns"]), tuple(data["numeric"])
+        return cls(columns, numeric, categorical, encoder, bool(data.get("dense", True)))
 
 
 def _rows(X) -> int:
@@ -329,7 +336,9 @@ def fit_encoding(X, *, categories, missing_values, epsilon, delta, budget, rando
         random_state=random_state,
     )
     encoder.fit(cells)
-    return TableEncoding(names, numeric, categorical, encoder)
+    encoding = TableEncoding(names, numeric, categorical, encoder)
+    encoding.dense = encoding.n_encoded <= DENSE_LIMIT
+    return encoding
 
 
 def check_categories(categories) -> dict:
