@@ -34,7 +34,9 @@ Data (``DIR``, see its README.md), all with a fixed 75 / 25 split of
 permutation seed 0 except adult, which has its own test file: adult a9a,
 phishing, electricity, madelon and sms spam TF-IDF (sparse, 14993 features)
 are classification, scored by accuracy; california (scikit-learn form and raw
-StatLib columns) and communities and crime are regression, scored by R^2.
+StatLib columns) and communities and crime are regression, scored by R^2. The raw
+census table with its string columns is measured by ``bench_categorical.py`` (its
+protocol differs: a DataFrame in, category sets public or private).
 
 Targets at epsilon = 1 (mean over the seeds of the defaults column): adult
 >= 0.83, phishing >= 0.92, electricity >= 0.755, california (both forms) R^2
