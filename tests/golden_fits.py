@@ -113,7 +113,7 @@ CASES = {
     ),
     "vertical fw": lambda: vertical_fw(
         problem("squared"), epsilon=3.0, delta=DELTA, parties=3, tau=2, sketch_dim=20,
-        radius=1.0, n_iter=15, feature_bounds=1.0, random_state=13,
+        radius=1.0, n_iter=15, feature_bounds=1.0, variant="paper", random_state=13,
     ),
     "data-parallel dp-gcd": lambda: on_rows(
         lambda prob: dp_gcd(

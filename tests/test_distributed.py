@@ -64,6 +64,7 @@ def private_kwargs(**overrides):
         "clip": 1.0,
         "feature_bounds": 1.0,
         "random_state": 7,
+        "variant": "paper",
     }
     return {**kwargs, **overrides}
 
@@ -419,7 +420,7 @@ def test_one_party_selection_audit(variant, monkeypatch, request):
     fit = vertical_fw(
         Problem(X, targets["D"], "squared"), epsilon=12.0, delta=1e-5, sketch_dim=1, parties=1,
         tau=COORDS, radius=1.0, n_iter=1, clip=CLIP, feature_bounds=1.0, accountant="zcdp",
-        selection_share=0.9, random_state=0,
+        selection_share=0.9, variant="paper", random_state=0,
     )  # fmt: skip
     (selection, sharing) = fit.report.mechanisms
     assert selection.count == 1

@@ -20,6 +20,16 @@ The coordinator then moves ``x <- (1 - gamma) x + gamma sum_k sign_k r_k e_{j_k}
 and ``q <- (1 - gamma) q + gamma sum_k sign_k r_k (J a_{j_k} + noise)``, which is
 all it ever needs: it never holds ``J`` nor any column.
 
+**Centred** (``PartyConfig.centred``; the default of
+:func:`~dpglm.distributed.vertical_fw.vertical_fw`): the broadcast sketches the
+*residual* ``A x - y`` instead of the margins. Party 0 appends ``J y + noise``
+(``m`` more float64) to its first message, and the coordinator broadcasts
+``q - (J y + noise)``; the parties then take ``u = J^T q`` itself as the
+residual in step 3 (at iteration 0, ``x = 0`` and the residual is ``-y``,
+which every party holds). The sketch's error ``(J^T J - I) r`` is then
+proportional to the residual ``r``, small near the optimum, instead of to the
+margins ``A x``.
+
 Nothing here knows how parties are run: an engine
 (:mod:`dpglm.distributed.engines`) builds each :class:`Party` from a
 :class:`PartySetup` where its data lives, calls :meth:`Party.step` and hands the
@@ -273,6 +283,16 @@ class PartyConfig:
         Std of the Gaussian noise on the sketch of each column, the release's
         at the sensitivity ``2 b_j max_i ||J e_i||`` (``None``: no noise).
     datafit : str
+    centred : bool, default=False
+        The broadcast sketches the residual ``A x - y`` (see the module
+        docstring); ``False`` is the paper's (the margins ``A x``).
+    target_bound : float
+        ``B``: the targets are clipped to ``[-B, B]`` (``inf``: not clipped).
+    target_noise : Release or None
+        The release of the plan's Gaussian target event, unbound (``None``: no noise).
+    target_std : float or None
+        Std of the Gaussian noise on the sketch of the targets ``J y``, which
+        party 0 uploads at iteration 0 when centred (``None``: no noise).
     """
 
     index: int
@@ -287,6 +307,10 @@ class PartyConfig:
     sketch_noise: Release | None = None
     sketch_std: np.ndarray | None = None
     datafit: str = _SQUARED
+    centred: bool = False
+    target_bound: float = math.inf
+    target_noise: Release | None = None
+    target_std: float | None = None
 
 
 @dataclass
@@ -343,14 +367,19 @@ class Party:
             X = _clip_entries(X, np.asarray(config.feature_bounds, dtype=float))
         self._X = X
         self._y = np.ascontiguousarray(y, dtype=float)
+        if math.isfinite(config.target_bound):
+            # a per-record operation, which bounds what one record moves J y by
+            self._y = np.clip(self._y, -config.target_bound, config.target_bound)
         self._n = self._y.shape[0]
         self._source = make_noise_source(seed, secure=secure)
         if (config.sketch_std is None) != (config.sketch_noise is None):
             raise ValueError("sketch_std and sketch_noise are given together, or neither")
         # the plan's releases, drawing from this party's own stream
-        self._selection, self._sketch_noise = (
+        if (config.target_std is None) != (config.target_noise is None):
+            raise ValueError("target_std and target_noise are given together, or neither")
+        self._selection, self._sketch_noise, self._target_noise = (
             None if release is None else release.bind(self._source)
-            for release in (config.selection, config.sketch_noise)
+            for release in (config.selection, config.sketch_noise, config.target_noise)
         )
         self._sampling = TauNice(len(config.features), config.tau)
         self._G = config.sketch.gaussian()
@@ -384,8 +413,13 @@ class Party:
             )
         q = np.ascontiguousarray(q, dtype=float)
         config, source = self.config, self._source
-        s = self._pseudo_margins(q)
-        _kernels.derivatives(self._code, self._param, s, self._y, s)
+        if not config.centred:
+            s = self._pseudo_margins(q)
+            _kernels.derivatives(self._code, self._param, s, self._y, s)
+        elif iteration == 0:
+            s = -self._y  # x = 0: the residual, exactly
+        else:
+            s = self._pseudo_margins(q)  # the broadcast sketches the residual already
         cols = self._sampling.sample(source, 1)[0]
         g = self._gradient(cols, s)
         width = 2 * cols.size
@@ -399,6 +433,13 @@ class Party:
         if config.sketch_std is not None:
             noise = np.asarray(self._sketch_noise.unit(sketch.size), dtype=float)
             sketch += config.sketch_std[j] * noise
+        if iteration == 0 and config.centred and config.index == 0:
+            target = self._sketch_vector(self._y)
+            if config.target_std is not None:
+                target += config.target_std * np.asarray(
+                    self._target_noise.unit(target.size), dtype=float
+                )
+            sketch = np.concatenate([sketch, target])
         self._iteration += 1
         return encode_message(int(config.features[j]), sign, sketch)
 
@@ -448,11 +489,14 @@ class Party:
 
     def _sketch_column(self, j):
         """``J a_j`` (``a_j`` itself without sketch)."""
-        column = self._column(j)
+        return self._sketch_vector(self._column(j))
+
+    def _sketch_vector(self, v):
+        """``J v`` (a copy of ``v`` without sketch)."""
         if self._G is None:
-            return column
+            return np.array(v, dtype=float)
         out = np.zeros(self._G.shape[0])
-        block_margins_dense(self._G, 0, self._n, column, self._inv_sqrt_m, out)
+        block_margins_dense(self._G, 0, self._n, v, self._inv_sqrt_m, out)
         return out
 
     def __repr__(self) -> str:
@@ -478,24 +522,31 @@ class Coordinator:
         Public step sizes.
     m : int
         Floats in one sketch.
+    centred : bool, default=False
+        Party 0's first message carries ``m`` more floats, the (noisy) sketch
+        of the targets ``J y``, and ``q`` is then the sketch of the residual.
 
     Attributes
     ----------
     theta : ndarray of shape (d,)
         The iterate ``x``.
     q : ndarray of shape (m,)
-        The sketch of the margins, ``J A x`` plus the accumulated noise.
+        The broadcast: the sketch of the margins, ``J A x`` plus the
+        accumulated noise, less the sketch of the targets when centred.
     vertices : list of (int, int)
         The ``(feature, sign)`` received, in order.
     """
 
-    def __init__(self, owner, radii, steps, m):
+    def __init__(self, owner, radii, steps, m, *, centred=False):
         self.owner = np.asarray(owner)
         self.radii = np.asarray(radii, dtype=float)
         self.steps = np.asarray(steps, dtype=float)
         self.m = int(m)
+        self.centred = bool(centred)
         self.theta = np.zeros(self.owner.size)
         self.q = np.zeros(self.m)
+        self.margins = self.q if not self.centred else np.zeros(self.m)
+        self.target = None
         self.vertices: list = []
         self.completed = 0
 
@@ -511,8 +562,9 @@ class Coordinator:
             raise RuntimeError(f"{len(messages)} messages for {self.n_parties} parties")
         decoded = []
         for k, message in enumerate(messages):
+            first = self.centred and iteration == 0 and k == 0
             try:
-                feature, sign, sketch = decode_message(message, self.m)
+                feature, sign, sketch = decode_message(message, 2 * self.m if first else self.m)
             except ValueError as err:
                 raise ProtocolError(
                     f"party {k} sent a malformed message at iteration {iteration}: {err}",
@@ -528,14 +580,18 @@ class Coordinator:
                     iteration=iteration,
                     completed=self.completed,
                 )
+            if first:
+                sketch, self.target = sketch[: self.m], sketch[self.m :]
             decoded.append((feature, sign, sketch))
         gamma = self.steps[iteration]
         self.theta *= 1.0 - gamma
-        self.q *= 1.0 - gamma
+        self.margins *= 1.0 - gamma
         for k, (feature, sign, sketch) in enumerate(decoded):
             a = gamma * sign * self.radii[k]
             self.theta[feature] += a
-            self.q += a * sketch
+            self.margins += a * sketch
             self.vertices.append((feature, sign))
+        if self.centred:
+            self.q = self.margins - self.target
         self.completed += 1
         return self.q.copy()
