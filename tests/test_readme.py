@@ -52,7 +52,7 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
         claimed("print(model.solver_, round(model.score(houses"),
         claimed('print(round(model.privacy_report_.parts["preprocessing"]'),
     ]
-    # a raw table with string columns: unseeded; .82 to .84, printed to one digit
+    # a raw table with string columns: unseeded; .833 to .834 over six fits, printed to one digit
     assert output("adult = pyarrow.csv.read_csv(") == [
         claimed("print(round(census.score("),
         claimed('print(round(census.privacy_report_.parts["category selection"]'),

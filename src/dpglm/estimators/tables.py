@@ -9,8 +9,9 @@ with a share of the fit's budget (:func:`category_share`); a value not
 selected, or unseen at prediction time, goes to its column's "other" level.
 The numeric columns take the estimator's private-by-default path, their
 ranges released privately or given as ``feature_bounds`` (one per numeric
-column), while the one-hot columns lie in ``[0, 1]`` by construction: their
-ranges are public (:class:`~dpglm.preprocessing.bounds.PartialBounds`).
+column), while the one-hot columns hold 0 or 1 by construction: their ranges
+are public (:class:`~dpglm.preprocessing.bounds.PartialBounds`), taken as
+``[-1, 1]`` so that a 0 stays 0.
 
 The fit composes two releases: the category selection at
 ``(share epsilon, share delta)`` and the model at the rest, planned for the
@@ -18,7 +19,9 @@ rest before the categories are known (the number of one-hot columns depends
 on them, and so may the model's plan). Basic composition of the two, which
 holds whatever the second chooses from the first's output, gives the fit's
 ``(epsilon, delta)``; the report lists both parts, and a ``budget`` is
-charged once for each.
+charged once for each. The category share is a tenth (:data:`CATEGORY_SHARE`,
+measured on the raw census table in ``benchmarks/bench_categorical.py``), none
+when every string column's categories are public.
 
 Examples
 --------
