@@ -1,4 +1,4 @@
-"""pandas input, recognised without importing pandas.
+"""pandas input (and Arrow tables), recognised without importing pandas.
 
 pandas is optional: these functions run only when the caller already passed a
 pandas object, so pandas is already imported by then.
@@ -40,6 +40,21 @@ def is_series(obj: Any) -> bool:
     False
     """
     return _is_pandas(obj, "Series")
+
+
+def is_arrow_table(obj: Any) -> bool:
+    """Whether ``obj`` is a pyarrow Table (or subclass), without importing pyarrow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_arrow_table(np.zeros((2, 2)))
+    False
+    """
+    return any(
+        cls.__name__ == "Table" and cls.__module__.split(".")[0] == "pyarrow"
+        for cls in type(obj).__mro__
+    )
 
 
 def _is_pandas(obj: Any, class_name: str) -> bool:

@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm.data.columns import to_float_column
-from dpglm.data.frames import is_dataframe, series_values
+from dpglm.data.frames import is_arrow_table, is_dataframe, series_values
 from dpglm.data.locations import feature_column, plain_row
 from dpglm.exceptions import DataError, ShapeMismatchError
 
@@ -80,14 +80,7 @@ def is_table(X) -> bool:
     >>> is_table(np.zeros((2, 2)))
     False
     """
-    return is_dataframe(X) or _is_arrow_table(X)
-
-
-def _is_arrow_table(X) -> bool:
-    return any(
-        cls.__name__ == "Table" and cls.__module__.split(".")[0] == "pyarrow"
-        for cls in type(X).__mro__
-    )
+    return is_dataframe(X) or is_arrow_table(X)
 
 
 def _columns(X) -> list:

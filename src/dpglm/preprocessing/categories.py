@@ -97,6 +97,7 @@ __all__ = [
     "count_levels",
     "level_of",
     "missing_markers",
+    "object_array",
     "select",
     "selection_threshold",
     "sort_levels",
@@ -187,10 +188,18 @@ def sort_levels(levels) -> np.ndarray:
     >>> sort_levels(["b", MISSING, "a", 10])
     array([10, 'a', 'b', '<missing>'], dtype=object)
     """
-    return _objects(sorted(levels, key=_sort_key))
+    return object_array(sorted(levels, key=_sort_key))
 
 
-def _objects(values) -> np.ndarray:
+def object_array(values) -> np.ndarray:
+    """``values`` as a 1-D object array, element by element (``np.asarray`` would make a
+    2-D array of equal-length tuples, and strings of a fixed width).
+
+    Examples
+    --------
+    >>> object_array([("a", 1), ("b", 2)]).shape
+    (2,)
+    """
     values = list(values)
     return np.fromiter(values, dtype=object, count=len(values))
 
@@ -410,7 +419,7 @@ class CategoryPlan:
         # one Gaussian release of every column's counts: their L2 sensitivity is the plan's
         noisy = np.atleast_1d(noise.add(exact, sensitivity=self.sensitivity))
         pieces = np.split(noisy, np.cumsum(sizes)[:-1])
-        return [(_objects(c), piece) for c, piece in zip(counts, pieces, strict=True)]
+        return [(object_array(c), piece) for c, piece in zip(counts, pieces, strict=True)]
 
     def keep(self, noisy) -> list:
         """The levels whose noisy count exceeds :attr:`threshold`, per column, sorted."""

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpglm.data.frames import is_dataframe, is_series
+from dpglm.data.frames import is_arrow_table, is_dataframe, is_series
 from dpglm.exceptions import DataError, EmptyDataError, ShapeMismatchError
 from dpglm.preprocessing.categories import (
     MISSING,
@@ -49,6 +49,7 @@ from dpglm.preprocessing.categories import (
     count_levels,
     level_of,
     missing_markers,
+    object_array,
 )
 from dpglm.preprocessing.transformers import check_budget, check_random_state, frame_feature_names
 from dpglm.privacy.events import PrivacyPlan
@@ -68,16 +69,6 @@ _GAUSSIAN_REASON = "the categories are selected from Gaussian noisy counts"
 # -- data --------------------------------------------------------------------------------------
 
 
-def _objects(values) -> np.ndarray:
-    values = list(values)
-    return np.fromiter(values, dtype=object, count=len(values))
-
-
-def _is_arrow_table(X) -> bool:
-    # recognised without importing pyarrow, as pandas is in dpglm.data.frames
-    return type(X).__name__ == "Table" and type(X).__module__.split(".")[0] == "pyarrow"
-
-
 def _read_columns(X, name):
     """``(columns, names)``: one 1-D object array per column of ``X``, and the string
     column names (None when ``X`` has none, or some are not strings)."""
@@ -87,10 +78,10 @@ def _read_columns(X, name):
         names = frame_feature_names(X)
         # object, string and category columns alike: missing entries as None, NaN or NA
         columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
-    elif _is_arrow_table(X):
+    elif is_arrow_table(X):
         names = np.asarray([str(c) for c in X.column_names], dtype=object)
         # to_pylist, not to_numpy: it decodes dictionary columns with their nulls
-        columns = [_objects(X.column(j).to_pylist()) for j in range(X.num_columns)]
+        columns = [object_array(X.column(j).to_pylist()) for j in range(X.num_columns)]
     else:
         if sp.issparse(X) or is_series(X):
             raise ValueError(
@@ -153,7 +144,7 @@ def _public_levels(values, where, markers) -> np.ndarray:
             f"categories of {where} holds {repeated[0]!r} more than once (missing markers all "
             f"count as {MISSING!r})"
         )
-    return _objects(levels)
+    return object_array(levels)
 
 
 def _public_categories(categories, names, p, markers) -> list:
