@@ -309,3 +309,16 @@ def _first_unparsable(cells: np.ndarray, missing: np.ndarray) -> int:
         except (ValueError, OverflowError):
             return int(i)
     raise AssertionError("every cell parsed, yet the column did not")  # pragma: no cover
+
+
+def object_array(values) -> np.ndarray:
+    """``values`` as a 1-D object array, element by element (``np.asarray`` would make a
+    2-D array of equal-length tuples, and strings of a fixed width).
+
+    Examples
+    --------
+    >>> object_array([("a", 1), ("b", 2)]).shape
+    (2,)
+    """
+    values = list(values)
+    return np.fromiter(values, dtype=object, count=len(values))

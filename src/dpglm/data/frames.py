@@ -124,14 +124,22 @@ def series_values(series: Any) -> tuple[np.ndarray, np.ndarray]:
     from pandas.api import types
 
     missing = np.asarray(series.isna(), dtype=bool)
-    if _is_real_dtype(series.dtype):
+    if is_real_dtype(series.dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan), missing
     if types.is_complex_dtype(series.dtype):
         return series.to_numpy(), missing
     return series.to_numpy(dtype=object), missing
 
 
-def _is_real_dtype(dtype: Any) -> bool:
+def is_real_dtype(dtype: Any) -> bool:
+    """Whether a pandas dtype holds real numbers (booleans included), as dpglm reads them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_real_dtype(pd.Series([True]).dtype), is_real_dtype(pd.Series(["a"]).dtype)
+    (True, False)
+    """
     from pandas.api import types
 
     return bool(
@@ -147,7 +155,7 @@ def _features(frame: Any, describe_row: RowNamer) -> np.ndarray:
         series = frame.iloc[:, j]
         values, missing = series_values(series)
         column = feature_column(names, j)
-        if not _is_real_dtype(series.dtype):
+        if not is_real_dtype(series.dtype):
             refuse_column(
                 values,
                 column=column,

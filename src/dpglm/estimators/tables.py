@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.data.columns import to_float_column
-from dpglm.data.frames import is_arrow_table, is_dataframe, series_values
+from dpglm.data.columns import object_array, to_float_column
+from dpglm.data.frames import is_arrow_table, is_dataframe, is_real_dtype, series_values
 from dpglm.data.locations import feature_column, plain_row
 from dpglm.exceptions import DataError, ShapeMismatchError
 
@@ -83,32 +83,44 @@ def is_table(X) -> bool:
     return is_dataframe(X) or is_arrow_table(X)
 
 
+def _numeric_flags(X) -> list:
+    """``(name, numeric)`` of every column of a DataFrame or Arrow table, from its type
+    alone (real numbers and booleans are numeric; anything else is a string column)."""
+    if is_dataframe(X):
+        return [(str(name), is_real_dtype(dtype)) for name, dtype in X.dtypes.items()]
+    import pyarrow as pa
+
+    def numeric(kind):
+        return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+
+    kinds = zip(X.column_names, X.schema.types, strict=True)
+    return [(str(name), numeric(kind)) for name, kind in kinds]
+
+
 def _columns(X) -> list:
     """``(name, values, missing, numeric)`` of every column of a DataFrame or Arrow table:
     numbers as float64 (missing cells NaN), anything else as an object array."""
-    if is_dataframe(X):
-        out = []
-        for j, name in enumerate(X.columns):
-            values, missing = series_values(X.iloc[:, j])
-            numeric = values.dtype.kind in "biuf"
-            out.append((str(name), values, missing, numeric))
-        return out
-    import pyarrow as pa
-
+    flags = _numeric_flags(X)
     out = []
-    for name, column in zip(X.column_names, X.columns, strict=True):
-        kind = column.type
-        missing = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
-            values = column.to_numpy(zero_copy_only=False).astype(np.float64)
-            out.append((str(name), values, missing, True))
+    for j, (name, numeric) in enumerate(flags):
+        if is_dataframe(X):
+            values, missing = series_values(X.iloc[:, j])
+            if not numeric:
+                values = values.astype(object, copy=False)
         else:
-            out.append((str(name), np.asarray(column.to_pylist(), dtype=object), missing, False))
+            column = X.column(j)
+            missing = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            if numeric:
+                values = column.to_numpy(zero_copy_only=False).astype(np.float64)
+            else:
+                values = object_array(column.to_pylist())
+        out.append((name, values, missing, numeric))
     return out
 
 
 def categorical_columns(X) -> list:
-    """The names of the columns of a table that are not numbers (empty for anything else).
+    """The names of the columns of a table that are not numbers (empty for anything else),
+    read from the columns' types: no value is converted.
 
     Examples
     --------
@@ -118,7 +130,7 @@ def categorical_columns(X) -> list:
     """
     if not is_table(X):
         return []
-    return [name for name, _, _, numeric in _columns(X) if not numeric]
+    return [name for name, numeric in _numeric_flags(X) if not numeric]
 
 
 def category_share(n_public: int, n_columns: int) -> float:

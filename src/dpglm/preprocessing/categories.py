@@ -82,6 +82,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
+from dpglm.data.columns import object_array
 from dpglm.preprocessing.ranges import PART
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan, ThresholdEvent
 from dpglm.privacy.report import MechanismRecord
@@ -97,7 +98,6 @@ __all__ = [
     "count_levels",
     "level_of",
     "missing_markers",
-    "object_array",
     "select",
     "selection_threshold",
     "sort_levels",
@@ -189,19 +189,6 @@ def sort_levels(levels) -> np.ndarray:
     array([10, 'a', 'b', '<missing>'], dtype=object)
     """
     return object_array(sorted(levels, key=_sort_key))
-
-
-def object_array(values) -> np.ndarray:
-    """``values`` as a 1-D object array, element by element (``np.asarray`` would make a
-    2-D array of equal-length tuples, and strings of a fixed width).
-
-    Examples
-    --------
-    >>> object_array([("a", 1), ("b", 2)]).shape
-    (2,)
-    """
-    values = list(values)
-    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def count_levels(values, markers=()) -> dict:

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dpglm.data.columns import object_array
 from dpglm.data.frames import is_arrow_table, is_dataframe, is_series
 from dpglm.exceptions import DataError, EmptyDataError, ShapeMismatchError
 from dpglm.preprocessing.categories import (
@@ -49,7 +50,6 @@ from dpglm.preprocessing.categories import (
     count_levels,
     level_of,
     missing_markers,
-    object_array,
 )
 from dpglm.preprocessing.transformers import check_budget, check_random_state, frame_feature_names
 from dpglm.privacy.events import PrivacyPlan
