@@ -408,16 +408,18 @@ def child_random_state(random_state):
     return random_state
 
 
-def composed_report(selection, model):
-    """One report of the category selection and the model fitted after it.
+def composed_report(selection, model, part=CATEGORY_PART):
+    """One report of the category selection (or any release) and the model fitted after it.
 
     Basic composition: epsilons and deltas add, whatever the model's plan
-    chose from the selection's output. The selection's parts are listed as
-    :data:`CATEGORY_PART`, beside the model's own.
+    chose from the selection's output. The selection's mechanisms are listed
+    as ``part`` (:data:`CATEGORY_PART` by default), beside the model's own;
+    a part both hold adds up.
 
     Parameters
     ----------
     selection, model : PrivacyReport
+    part : str, default=CATEGORY_PART
 
     Returns
     -------
@@ -427,9 +429,10 @@ def composed_report(selection, model):
 
     parts = {}
     if selection.mechanisms:
-        parts[CATEGORY_PART] = selection.epsilon
-    parts.update(model.parts)
-    mechanisms = tuple(replace(m, part=CATEGORY_PART) for m in selection.mechanisms)
+        parts[part] = selection.epsilon
+    for name, epsilon in model.parts.items():
+        parts[name] = parts.get(name, 0.0) + epsilon
+    mechanisms = tuple(replace(m, part=part) for m in selection.mechanisms)
     accountant = model.accountant
     if selection.mechanisms:
         accountant = f"{selection.accountant} + {model.accountant} (basic composition)"

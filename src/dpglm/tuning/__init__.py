@@ -49,7 +49,9 @@ Modules
 :mod:`~dpglm.tuning.repetitions` the number of runs;
 :mod:`~dpglm.tuning.scoring` the validation scores;
 :mod:`~dpglm.tuning.planning` the plan of a search, from its candidates'
-planned fits. Every public name is imported here.
+planned fits; :mod:`~dpglm.tuning.pipelines` a search over a scikit-learn
+``Pipeline`` (its private steps fitted once, at their share, before the
+search of its last step). Every public name is imported here.
 
 Examples
 --------

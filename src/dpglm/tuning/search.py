@@ -20,6 +20,7 @@ from sklearn.utils.metaestimators import available_if
 from dpglm.estimators.multiclass import label_assumption
 from dpglm.estimators.tables import categorical_columns, composed_report, select_for
 from dpglm.exceptions import NonNumericColumnError, PlanError
+from dpglm.preprocessing.transformers import frame_feature_names
 from dpglm.privacy.budget import Charge
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.mechanisms import make_noise_source
@@ -27,6 +28,12 @@ from dpglm.privacy.releases import Release
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
 from dpglm.privacy.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
 from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.tuning.pipelines import (
+    DEFAULT_STEPS_SHARE,
+    final_candidates,
+    final_step,
+    fit_steps,
+)
 from dpglm.tuning.planning import PlanGuard, PlanMismatchError, Planner
 from dpglm.tuning.repetitions import MAX_MEAN_REPETITIONS, draw_repetitions
 from dpglm.tuning.scoring import CLASSIFIER_SCORING, REGRESSOR_SCORING, Scorer
@@ -42,14 +49,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : dpglm estimator
+    estimator : dpglm estimator or Pipeline
         A :mod:`dpglm.estimators` model; its ``epsilon``, ``delta``, ``budget``
-        and ``random_state`` are set by the search for every run.
+        and ``random_state`` are set by the search for every run. Or a
+        scikit-learn ``Pipeline`` ending with one, after dpglm's private
+        transformers (or steps that learn nothing): those steps are fitted
+        once, before the search, at ``steps_share`` of the target
+        (:mod:`dpglm.tuning.pipelines`), and the search runs on their output.
     param_distributions : dict or list of dicts
         Candidate hyperparameters: lists (a grid) or, with ``n_candidates``,
         scipy distributions (anything with ``rvs``), as in scikit-learn's
-        searches. The candidates are drawn before the data is read and are
-        public (``candidates_``).
+        searches; for a pipeline, its last step's, prefixed with its name
+        (``"dplogisticregression__alpha"``). The candidates are drawn before
+        the data is read and are public (``candidates_``).
     epsilon : float
         Privacy of the whole search, ``> 0``; ``inf`` gives a non-private
         search: every candidate fitted exactly and scored without noise once,
@@ -84,6 +96,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         the score's sensitivity ``error_bound / n_val``. Required for regressors.
     score_share : float, default=0.2
         Share of each run's epsilon spent on its noisy score (the rest on the fit).
+    steps_share : float, default=0.2
+        A pipeline's: the share of ``(epsilon, delta)`` its private steps take
+        together (in equal parts), fitted once before the search; the report
+        lists them as the part ``"preprocessing"``. Unused for an estimator.
     random_state : None, int or numpy Generator
         All the search's randomness comes from it. The candidates (public)
         come from the seed alone; the secret randomness (split, number of runs,
@@ -174,7 +190,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator, param_distributions, *, epsilon, delta=None, budget=None,
                  n_candidates=None, mean_repetitions=10.0, shape=math.inf,
                  validation_fraction=0.2, scoring=None, error_bound=None, score_share=0.2,
-                 random_state=None):  # fmt: skip
+                 steps_share=DEFAULT_STEPS_SHARE, random_state=None):  # fmt: skip
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -187,6 +203,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.scoring = scoring
         self.error_bound = error_bound
         self.score_share = score_share
+        self.steps_share = steps_share
         self.random_state = random_state
 
     # -- validation ---------------------------------------------------------------------
@@ -194,10 +211,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _check_params(self):
         from dpglm.estimators import ESTIMATORS
 
-        if not isinstance(self.estimator, tuple(ESTIMATORS.values())):
+        name, final = final_step(self.estimator)
+        if not isinstance(final, tuple(ESTIMATORS.values())):
+            where = "" if name is None else f"the pipeline's last step {name!r}: "
             raise TypeError(
-                f"estimator must be a dpglm estimator ({', '.join(ESTIMATORS)}), "
-                f"got {type(self.estimator).__name__}"
+                f"estimator must be a dpglm estimator ({', '.join(ESTIMATORS)}) or a Pipeline "
+                f"ending with one; {where}got {type(final).__name__}"
             )
         epsilon, _ = check_privacy_target(
             self.epsilon,
@@ -218,6 +237,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not 0.0 < fraction < 1.0:
             raise ValueError(f"validation_fraction must lie in (0, 1), got {fraction!r}")
         share = Share(self.score_share, "score_share")
+        preprocessing = Share(self.steps_share, "steps_share")
         classifier = is_classifier(self.estimator)
         allowed = CLASSIFIER_SCORING if classifier else REGRESSOR_SCORING
         scoring = allowed[0] if self.scoring is None else self.scoring
@@ -238,7 +258,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"error_bound must be a finite number > 0, got {self.error_bound!r}"
                 )
         budget = self.budget
-        own = self.estimator.get_params(deep=False).get("budget")
+        own = final.get_params(deep=False).get("budget")
         if budget is None:
             budget = own
         elif own is not None and own is not budget:
@@ -252,6 +272,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             "shape": shape,
             "fraction": fraction,
             "share": share,  # of each run's epsilon, to its noisy score; the rest to its fit
+            "preprocessing": preprocessing.value,  # a pipeline's steps, fitted once
             "classifier": classifier,
             "scoring": scoring,
             "score_range": score_range,
@@ -267,19 +288,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "param_distributions must be a dict or a non-empty list of dicts, got "
                 f"{self.param_distributions!r}"
             )
-        names = set(self.estimator.get_params(deep=False))
+        step, final = final_step(self.estimator)
+        names = set(final.get_params(deep=False))
         for one in grid:
             if not isinstance(one, Mapping) or not one:
                 raise ValueError(f"each set of candidates must be a non-empty dict, got {one!r}")
             for key in one:
-                if key in RESERVED:
+                # a pipeline's candidates name its last step's parameters, with its prefix
+                bare = key if step is None else next(iter(final_candidates([{key: 0}], step)[0]))
+                if bare in RESERVED:
                     raise ValueError(
                         f"{key!r} cannot be searched: the search sets {RESERVED} on every fit"
                     )
-                if key not in names:
-                    raise ValueError(
-                        f"{key!r} is not a parameter of {type(self.estimator).__name__}"
-                    )
+                if bare not in names:
+                    raise ValueError(f"{key!r} is not a parameter of {type(final).__name__}")
         if self.n_candidates is None:
             for one in grid:
                 for key, values in one.items():
@@ -318,12 +340,21 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         settings = self._check_params()
         task = "classification" if settings["classifier"] else "regression"
-        base, encoding = self.estimator, None
-        if categorical_columns(X):
+        # the candidates are public (drawn without the data): the seed's own stream
+        source = make_noise_source(self.random_state)
+        candidates = self._candidates(source)
+        step, base = final_step(self.estimator)
+        encoding, steps, run_params = None, None, candidates
+        if step is not None:
+            # a pipeline's steps first, once, at their share; the search on their output
+            run_params = final_candidates(candidates, step)
+            raw_names, raw_p = frame_feature_names(X), np.shape(X)[1]
+            X, steps, settings = self._fitted_steps(X, y, settings)
+        elif categorical_columns(X):
             # the category sets first, at their share, charged apart; the search on the rest
             X, base, encoding, settings = self._encoded(X, settings)
         # with the estimator's public label set, if any: a one-class y is then valid
-        classes = self.estimator.get_params(deep=False).get("classes")
+        classes = base.get_params(deep=False).get("classes")
         data = load_data(X, y, task=task, classes=classes)
         n, p = data.n_samples, data.n_features
         n_classes = data.labels.n_classes if settings["classifier"] else None
@@ -338,25 +369,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # rows are taken from it after the charge: in a format that can take them
             X = X.tocsr()
         delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
-        if encoding is not None:
-            delta -= settings["selection_delta"]
-        n_val = max(1, round(settings["fraction"] * n))
-        n_train = n - n_val
-        if n_train < 2:
-            raise ValueError(
-                f"{n} records leave {n_train} for training with validation_fraction="
-                f"{settings['fraction']:g}; need at least 2"
-            )
-        # the candidates are public (drawn without the data): the seed's own stream
-        source = make_noise_source(self.random_state)
-        candidates = self._candidates(source)
+        delta -= settings.get("selection_delta", 0.0)
+        n_val, n_train = _split_sizes(n, settings["fraction"])
         shape_info = (n_train, p, settings["classifier"], sp.issparse(X), n_classes)
         budget = settings["budget"]
 
         if math.isinf(settings["epsilon"]):
             runs = self._fit_non_private(candidates, delta, budget)
         else:
-            runs = self._fit_private(candidates, settings, delta, shape_info, n_val, budget, base)
+            runs = self._fit_private(run_params, settings, delta, shape_info, n_val, budget, base)
         plan, fit_epsilon, score_event, guards, planned_leaks, assumptions = runs
         charge = None
         if budget is not None:
@@ -386,7 +407,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 del k  # part of the mechanism's secret randomness: not kept
             for index in draws:
                 model = clone(base).set_params(
-                    **candidates[index],
+                    **run_params[index],
                     epsilon=fit_epsilon,
                     delta=delta,
                     budget=guards[index],
@@ -437,7 +458,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         else:
             # the run's seed is the mechanism's secret randomness: with it anyone could
             # recompute the run's noise, so the model keeps the estimator's own random_state
-            model.set_params(budget=budget, random_state=clone(self.estimator).random_state)
+            model.set_params(budget=budget, random_state=clone(base).random_state)
             if run_classes is not None:
                 model.set_params(classes=None)  # the user's setting: read from the data
             self.best_index_ = index
@@ -475,11 +496,40 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 model.feature_names_in_ = self.feature_names_in_
                 model.encoding_ = encoding
                 model.encoded_feature_names_ = encoding.feature_names_out
+        if steps is not None:
+            self.privacy_report_ = steps.composed(self.privacy_report_)
+            self.delta_ = self.privacy_report_.delta
+            self.n_features_in_ = raw_p
+            if raw_names is not None:
+                self.feature_names_in_ = raw_names
         if model is not None:
             # the model is the search's release: it carries the search's report (its run's
             # own report covers one run, not the selection among them), and so does save()
             model.privacy_report_ = self.privacy_report_
+            if steps is not None:  # the pipeline's fitted steps, then the selected model
+                self.best_estimator_ = steps.with_last(step, model)
         return self
+
+    def _fitted_steps(self, X, y, settings):
+        """A pipeline's steps before the last, fitted once at their share of the target and
+        charged to the budget: ``(their output, FittedSteps, settings)``, the settings
+        taking the rest of epsilon (the steps' delta in ``settings["selection_delta"]``)."""
+        n = np.shape(X)[0]
+        _split_sizes(n, settings["fraction"])  # refused before anything is charged
+        epsilon = settings["epsilon"]
+        delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
+        steps, rest = fit_steps(
+            self.estimator,
+            X,
+            y,
+            epsilon=epsilon,
+            delta=delta,
+            share=settings["preprocessing"],
+            budget=settings["budget"],
+            random_state=self.random_state,
+        )
+        settings = {**settings, "epsilon": rest[0], "selection_delta": delta - rest[1]}
+        return steps.transform(X), steps, settings
 
     def _encoded(self, X, settings):
         """A table with string columns: its category sets selected (or public) at their
@@ -591,6 +641,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def score(self, X, y):
         """The selected model's own ``score`` (R^2 or accuracy) on ``(X, y)``, not private."""
         return self._selected().score(X, y)
+
+
+def _split_sizes(n, fraction):
+    """``(n_val, n_train)`` for ``n`` records; at least 2 for training, else a ValueError."""
+    n_val = max(1, round(fraction * n))
+    n_train = n - n_val
+    if n_train < 2:
+        raise ValueError(
+            f"{n} records leave {n_train} for training with validation_fraction="
+            f"{fraction:g}; need at least 2"
+        )
+    return n_val, n_train
 
 
 def _real(name, value):
