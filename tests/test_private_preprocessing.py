@@ -10,6 +10,7 @@ scikit-learn's optimum on the same clipped records.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -343,6 +344,46 @@ def test_ranges_are_ordered_whatever_the_noise():
         noisy[:, zero] += rng.choice([0.0, 6.0, 9.0], 4)
         low, high, found, hit = _read_ranges(noisy, 1.0, GRID)
         assert (low <= high).all() and not (found & ~hit).any()
+
+
+def test_a_span_keeps_the_half_octave_its_records_fill():
+    """A wider sum that overlaps the span found does not round it out to its own edges."""
+    from dpglm.preprocessing.ranges import _read_ranges
+
+    counts = np.zeros((1, GRID.size))
+    # 1,000 records in the half-octave (362, 512], none around it
+    counts[0, GRID.index(np.array([400.0]))[0]] = 1000.0
+    low, high, found, _ = _read_ranges(counts, 1.0, GRID)
+    assert found[0] and (low[0], high[0]) == pytest.approx((2**8.5, 512.0))
+
+
+def test_wide_dense_records_give_the_common_range_by_their_one_percent_quantiles():
+    """Beyond 100 dense columns the rows' 1% quantiles, not their extremes, make the range
+    of the columns no histogram can read (madelon's shape: a few wide columns)."""
+    from dpglm.preprocessing.ranges import row_quantiles, row_rank
+
+    rng = np.random.default_rng(seed_of("row quantiles"))
+    n, p = 2000, 500
+    X = rng.normal(480.0, 15.0, (n, p))
+    X[:, :3] = rng.uniform(0.0, 1000.0, (n, 3))  # the widest columns hold every extreme
+    assert row_rank(p, sparse=False) == 5 and row_rank(100, sparse=False) == 1
+    low, high = row_quantiles(X)
+    assert (low > 380).mean() > 0.99 and (high < 580).mean() > 0.99
+    # sparse rows keep their extremes: their zeros would be most of any quantile
+    sparse_low, sparse_high = row_quantiles(sp.csr_array(np.array([[0.0, 2.0, 0.0]])))
+    assert (sparse_low[0], sparse_high[0]) == (0.0, 2.0)
+    model = DPLogisticRegression(random_state=0).fit(X, X[:, 10] > 480.0)
+    read = model.scaling_
+    # the columns' own histograms are too noisy at this size: the common range serves them
+    found = re.search(
+        r"(\d+) from the records' extremes", " ".join(model.privacy_report_.assumptions)
+    )
+    assert found and int(found.group(1)) >= 490
+    # the narrow columns' range is that of the bulk, centred near it, not [0, 1024]
+    narrow = slice(3, None)
+    assert (read.low[narrow] >= 256.0).all() and (read.high[narrow] <= 724.1).all()
+    centre = (read.low[narrow] + read.high[narrow]) / 2
+    assert (np.abs(centre - 480.0) < 120.0).all()
 
 
 def test_grid_puts_every_finite_value_in_one_bin():

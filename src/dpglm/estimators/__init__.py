@@ -46,8 +46,9 @@ Solvers
 ``solver="auto"`` picks, before looking at the data beyond its shape:
 
 * ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or
-  ``p >= n`` (greedy steps find the few coordinates that matter, and each
-  costs one selection);
+  ``p >= n / 10`` (greedy steps find the few coordinates that matter, and each
+  costs one selection; the ratio is that of the DP-GCD paper's experiments,
+  see :func:`~dpglm.solvers.registry.choose_solver`);
 * ``"dp-sgd"`` otherwise, the hinge loss included (not smooth: no
   coordinate-wise steps).
 

@@ -25,7 +25,9 @@ octave), and whose sensitivity does not depend on the data:
   bin each of two histograms: L2 sensitivity ``2``. Its noise does not grow
   with the number of columns, so it gives a common range when a column's own
   histogram is too noisy to read (many columns and few records, e.g. sparse
-  text with fifteen thousand columns).
+  text with fifteen thousand columns). A dense record of more than 100
+  features gives its 1 % quantiles instead (:func:`row_rank`), whose range
+  is not that of its few widest columns.
 
 Each is released once with Gaussian noise, as an event of the fit's plan
 (part :data:`PART`), all calibrated together to a share of the fit's budget.
@@ -89,7 +91,10 @@ COLUMNS_LABEL = "per-column log-scale histograms (Gaussian; L2 sensitivity sqrt(
 #: the label of the target's histogram
 TARGET_LABEL = "log-scale histogram of the target (Gaussian; sensitivity sqrt(2))"
 #: the label of the row extremes' release
-ROWS_LABEL = "histograms of each record's smallest and largest feature (Gaussian; sensitivity 2)"
+ROWS_LABEL = (
+    "histograms of each record's smallest and largest feature, or its 1% quantiles beyond 100 "
+    "dense features (Gaussian; sensitivity 2)"
+)
 #: the chance that some empty bin of a release passes the threshold
 FALSE_BIN_RATE = 0.01
 #: the range of a column no histogram could read
@@ -235,13 +240,63 @@ def extremes(X, axis: int) -> tuple:
     return X.min(axis=axis), X.max(axis=axis)
 
 
+#: a dense record gives its ROW_QUANTILE-th quantiles, not its extremes (see row_rank)
+ROW_QUANTILE = 0.01
+
+
+def row_rank(n_features: int, sparse: bool) -> int:
+    """``k``: the rank, from each end, of the values a record gives the row histograms.
+
+    ``ceil(ROW_QUANTILE p)`` for dense records: each record's 1 % quantiles,
+    its ``k``-th smallest and ``k``-th largest value. With hundreds of
+    columns a record's extremes are those of its few widest columns, and a
+    range read from them leaves every other column a sliver of ``[-1, 1]``
+    away from its centre (madelon's 500 columns: ``[256, 1024]`` from the
+    extremes, around values near 480). Sparse records give their extremes
+    (``k = 1``): their implicit zeros would be most of any quantile. The
+    sensitivity is the same whatever ``k``: one count per record in each of
+    the two histograms.
+
+    Examples
+    --------
+    >>> row_rank(8, sparse=False), row_rank(500, sparse=False), row_rank(500, sparse=True)
+    (1, 5, 1)
+    """
+    if sparse:
+        return 1
+    return max(1, math.ceil(ROW_QUANTILE * n_features - 1e-9))
+
+
+def row_quantiles(X) -> tuple:
+    """Each row's ``k``-th smallest and ``k``-th largest value, ``k`` = :func:`row_rank`
+    (a sparse row's extremes, its implicit zeros included).
+
+    Examples
+    --------
+    >>> X = np.arange(200.0).reshape(1, 200)
+    >>> row_quantiles(X)
+    (array([1.]), array([198.]))
+    """
+    if sp.issparse(X):
+        return extremes(X, axis=1)
+    X = np.asarray(X, dtype=float)
+    k = row_rank(X.shape[1], sparse=False)
+    if k == 1:
+        return X.min(axis=1), X.max(axis=1)
+    p = X.shape[1]
+    parted = np.partition(X, (k - 1, p - k), axis=1)
+    return parted[:, k - 1], parted[:, p - k]
+
+
 def row_extreme_counts(X, grid: LogGrid = GRID) -> np.ndarray:
-    """Counts of every row's smallest and of its largest value (implicit zeros included).
+    """Counts of every row's low and high value (:func:`row_quantiles`).
 
     Returns
     -------
     ndarray of shape (2, grid.size)
-        The histogram of the row minima, then of the row maxima.
+        The histogram of the rows' low values, then of their high values:
+        their extremes for sparse rows and dense rows of at most 100 values,
+        else their 1 % quantiles.
 
     Examples
     --------
@@ -249,7 +304,7 @@ def row_extreme_counts(X, grid: LogGrid = GRID) -> np.ndarray:
     >>> counts[0].nonzero()[0], counts[1].nonzero()[0]
     (array([1, 6]), array([5, 8]))
     """
-    lowest, highest = extremes(X, axis=1)
+    lowest, highest = row_quantiles(X)
     return np.vstack(
         [
             np.bincount(grid.index(lowest), minlength=grid.size),
@@ -303,8 +358,11 @@ def _span(noisy, sigma, levels):
     ``2**r`` adjacent bins pass when they exceed ``sigma sqrt(2**r) z`` (their
     noise is that much larger), for every level ``r`` of ``levels``, so that a
     column whose records spread over several bins, none of them full, still
-    shows where they lie. ``z`` bounds the chance that any sum without
-    records passes, over every bin of every level, by :data:`FALSE_BIN_RATE`.
+    shows where they lie. A sum that overlaps the span the previous levels
+    found does not widen it (it passes because of the bins already in it;
+    records just beyond a span are for :func:`_extended` to find). ``z``
+    bounds the chance that any sum without records passes, over every bin of
+    every level, by :data:`FALSE_BIN_RATE`.
     """
     rows, size = noisy.shape
     tests = rows * sum(size // 2**r for r in levels)
@@ -316,6 +374,9 @@ def _span(noisy, sigma, levels):
     for r in levels:
         sums, starts, ends = _merged(noisy, 2**r)
         passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
+        # a wider bin that overlaps the span the narrower ones found passes because of the
+        # bins already in it: it would only round the span out to its own edges
+        passing &= (ends[None, :] < first[:, None]) | (starts[None, :] > last[:, None])
         hit = passing.any(axis=1)
         lowest = starts[np.argmax(passing, axis=1)]
         highest = ends[passing.shape[1] - 1 - np.argmax(passing[:, ::-1], axis=1)]
