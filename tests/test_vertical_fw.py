@@ -1,10 +1,11 @@
-"""The centred vertical Frank-Wolfe (the default of ``vertical_fw``): it learns, and its
-releases carry the noise its plan says.
+"""Vertical Frank-Wolfe: the centred variant learns and its releases carry the noise its plan
+says; the paper's variant is calibrated as one plan by default.
 
 Statistical tests fail a correct implementation with probability below 1e-6.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,13 @@ from scipy import stats
 from dpglm.audit import mu_lower_bound
 from dpglm.distributed import vertical_fw
 from dpglm.distributed.protocol import Party, PartyConfig, SketchSpec, decode_message
+from dpglm.distributed.vertical_fw import (
+    noise_weights,
+    paper_sketch_multiplier,
+    vertical_fw_rule,
+)
+from dpglm.privacy.accounting import advanced_composition_epsilon
+from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent
 from dpglm.privacy.releases import Release
 from dpglm.problem import Problem
@@ -75,6 +83,7 @@ def test_the_plan_has_three_parts_calibrated_as_a_whole():
     K, T, n = 2, FIT["n_iter"], prob.n_samples
     assert (selection.count, sharing.count, target.count) == (K * T, K * T, 1)
     assert target.part == "target sharing" and info["calibration"]["mode"] == "accounted"
+    assert info["regime"] is None  # predicted for the paper's variant only
     assert report.epsilon <= FIT["epsilon"] and report.epsilon == pytest.approx(2.0, rel=1e-3)
     column_norm = SketchSpec(n, FIT["sketch_dim"], info["sketch_seed"]).column_norm_bound()
     B = info["target_bound"]
@@ -94,6 +103,166 @@ def test_the_plan_has_three_parts_calibrated_as_a_whole():
         vertical_fw(prob, **{**FIT, "variant": "centered"})
     with pytest.raises(ValueError, match="target_bound"):
         vertical_fw(prob, target_bound=-1.0, **FIT)
+
+
+# --- the paper's variant: calibrated as one plan by default ---------------------------------
+
+PAPER_FIT = {**FIT, "variant": "paper", "n_iter": 6}
+
+
+def test_the_paper_variant_is_calibrated_as_one_plan_with_less_sketch_noise():
+    # enough records that the selections, whose noise shrinks like 1 / n, need little budget
+    prob = small_problem(n=20_000)
+    target, delta = PAPER_FIT["epsilon"], PAPER_FIT["delta"]
+    fit = vertical_fw(prob, **PAPER_FIT)
+    paper = vertical_fw(prob, accountant="paper", **PAPER_FIT)
+    assert fit.info["calibration"]["mode"] == "accounted" and fit.report.accountant != "paper"
+    assert paper.info["calibration"]["mode"] == "paper"
+    assert fit.report.epsilon <= target and fit.report.epsilon >= 0.98 * target
+    assert fit.report.delta <= delta
+    # the same sensitivities, less noise on every sketch: the tight accounting of the plan
+    sketch, paper_sketch = fit.report.mechanisms[1], paper.report.mechanisms[1]
+    assert sketch.sensitivity == paper_sketch.sensitivity
+    assert sketch.noise_multiplier < paper_sketch.noise_multiplier
+    assert np.all(fit.info["sketch_noise_std"] < paper.info["sketch_noise_std"])
+
+
+@pytest.mark.parametrize("clip", [1.0, 1e4])
+def test_the_default_ratio_of_the_multipliers_minimises_the_noise_on_the_last_scores(clip):
+    """Lagrange: a_sel^2 z_sel^4 / W_sel = a_f^2 z_g^4 / W_g, with a_f the sketches' noise on a
+    vertex score at the last step, a_sel the selections' over the clipped gradient's share of
+    the signal (per unit multiplier), and W each part's rho at z = 1."""
+    prob = small_problem()
+    fit = vertical_fw(prob, **{**PAPER_FIT, "clip": clip})
+    selection, sketch = fit.report.mechanisms
+    info, n, K = fit.info, prob.n_samples, 2
+    r, b = PAPER_FIT["radius"], PAPER_FIT["feature_bounds"]
+    z_sel, z_g = selection.noise_multiplier, sketch.noise_multiplier
+    # the noise on each pseudo-margin at the last step, and the clipped gradient's share of
+    # the signal, for features of the spread of a uniform on [-b, b]; the pseudo-margins'
+    # sketch error ||A x|| / sqrt(m) passes the clip too
+    sigma = math.sqrt(K * noise_weights(info["step_sizes"])) * r * sketch.sensitivity * z_g
+    spread = b / math.sqrt(3)
+    error = math.sqrt(n / info["sketch_dim"]) * spread * r
+    kappa = math.erf(clip / (math.sqrt(2) * spread * math.hypot(sigma, error)))
+    assert (kappa < 0.1) == (clip == 1.0)  # both regimes: clipped far below the noise, or not
+    a_sel = math.sqrt(2) * selection.sensitivity / kappa  # the Laplace draws' std
+    a_f = r * sigma / z_g * spread * math.sqrt(n) / n
+    W_sel = selection.count * selection.details["rho"] * z_sel**2  # rho at multiplier 1
+    W_g = sketch.count / 2
+    # the ratio is iterated to a fixed point of kappa, to 1e-3
+    assert a_sel**2 * z_sel**4 / W_sel == pytest.approx(a_f**2 * z_g**4 / W_g, rel=5e-3)
+    assert info["calibration"]["least noise"]["clip_attenuation"] == pytest.approx(kappa, 2e-3)
+    # a given share keeps its meaning under an accountant: the selections' share of rho
+    shared = vertical_fw(prob, selection_share=0.3, **PAPER_FIT).report.mechanisms
+    rho = [shared[0].count * shared[0].details["rho"]]
+    rho.append(shared[1].count / (2 * shared[1].noise_multiplier ** 2))
+    assert rho[0] / sum(rho) == pytest.approx(0.3, rel=1e-9)
+
+
+def test_the_paper_calibration_is_kept_by_name():
+    prob = small_problem()
+    target, delta, K, T = PAPER_FIT["epsilon"], PAPER_FIT["delta"], 2, PAPER_FIT["n_iter"]
+    fit = vertical_fw(prob, accountant="paper", **PAPER_FIT)
+    selection, sketch = fit.report.mechanisms
+    # half of (epsilon, delta) to each part: advanced composition of the K T selections
+    spent = advanced_composition_epsilon([selection.details["epsilon"]], [K * T], delta / 2)
+    assert spent <= target / 2 and spent == pytest.approx(target / 2, rel=1e-3)
+    # and the paper's Gaussian scale for the K T sketches
+    z = paper_sketch_multiplier(K * T, target / 2, delta / 2)
+    assert sketch.noise_multiplier == pytest.approx(z, rel=1e-14)
+    calibration = fit.info["calibration"]
+    assert calibration["mode"] == "paper"
+    assert calibration["feature sharing"]["noise_multiplier"] == sketch.noise_multiplier
+    # a share splits (epsilon, delta), as in the paper
+    shared = vertical_fw(prob, accountant="paper", selection_share=0.25, **PAPER_FIT)
+    z = paper_sketch_multiplier(K * T, 0.75 * target, 0.75 * delta)
+    assert shared.report.mechanisms[1].noise_multiplier == pytest.approx(z, rel=1e-14)
+
+
+# --- the parameters from the rule, and the regime ------------------------------------------
+
+ONLY_THE_TARGET = {
+    "epsilon": 4.0, "delta": 1e-6, "parties": 2, "radius": 1.0, "feature_bounds": 1.0,
+    "random_state": 0,
+}  # fmt: skip
+
+
+def test_parameters_left_out_come_from_the_rule():
+    n = 1000
+    prob = small_problem(n=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the regime's warning, tested below
+        fit = vertical_fw(prob, **ONLY_THE_TARGET)
+        rule = vertical_fw_rule(n, 6, 2, 4.0, 1e-6, 1.0, 1.0)
+        info = fit.info
+        assert (fit.n_iter, info["sketch_dim"], info["tau"]) == (
+            rule.n_iter, rule.sketch_dim, rule.tau,
+        )  # fmt: skip
+        assert info["clip"] == rule.clip and info["rule"]["clip"] == rule.clip
+        assert fit.report.epsilon <= 4.0
+        # given values are kept, and the rule fills in the others for them
+        given = vertical_fw(prob, n_iter=7, **ONLY_THE_TARGET)
+        assert given.n_iter == 7 and given.info["rule"]["n_iter"] == 7
+        assert given.info["sketch_dim"] == rule.sketch_dim
+        explicit = vertical_fw(prob, n_iter=3, sketch_dim=10, clip=0.5, tau=1, **ONLY_THE_TARGET)
+        assert (explicit.n_iter, explicit.info["sketch_dim"], explicit.info["clip"]) == (
+            3,
+            10,
+            0.5,
+        )
+        assert explicit.info["tau"] == 1 and explicit.info["rule"] is None
+        # sketch_dim=None is still no sketch
+        whole = vertical_fw(prob, sketch_dim=None, n_iter=2, **ONLY_THE_TARGET)
+        assert whole.info["sketch_dim"] == n
+
+
+def test_the_rule_follows_its_derivation():
+    n, d, K, r = 100_000, 100, 2, 18.0
+    rule = vertical_fw_rule(n, d, K, 4.0, 1e-10, r, 1.0)
+    # m with sqrt(d / m) = 0.35; T with Frank-Wolfe's error half the sketch's; tau = d / K
+    assert rule.sketch_dim == math.ceil(d / 0.35**2)
+    assert rule.n_iter == math.ceil(4 * 4.5 / 0.35 - 2) and rule.tau == d // K
+    # the noise on a pseudo-margin does not grow with T (the sketches' multiplier does)
+    from dpglm.distributed.vertical_fw import _rule
+
+    short, long = (
+        _rule(n, d, K, 4.0, 1e-10, r, 1.0, n_iter=T, find_min_n=False) for T in (25, 100)
+    )
+    assert long.sketch_noise_multiplier > 1.8 * short.sketch_noise_multiplier
+    assert long.margin_noise < 1.2 * short.margin_noise
+    # the signal-to-noise grows with n and epsilon; at min_n it is the level needed
+    assert vertical_fw_rule(4 * n, d, K, 4.0, 1e-10, r, 1.0).snr > 1.9 * rule.snr
+    assert vertical_fw_rule(n, d, K, 8.0, 1e-10, r, 1.0).snr > 1.9 * rule.snr
+    small = vertical_fw_rule(n // 10, d, K, 1.0, 1e-10, r, 1.0)
+    assert not small.beats_zero and small.min_n > n
+    there = vertical_fw_rule(small.min_n, d, K, 1.0, 1e-10, r, 1.0)
+    assert there.snr == pytest.approx(small.snr_needed, rel=0.1)
+    # each party rebuilds J: m n is capped
+    capped = vertical_fw_rule(10**7, d, K, 4.0, 1e-10, r, 1.0)
+    assert (capped.sketch_dim, capped.n_iter) == (20, rule.n_iter)
+
+
+def test_a_fit_far_outside_its_regime_warns_before_the_budget_is_charged():
+    prob = small_problem()
+    n = prob.n_samples
+    budget = PrivacyBudget(2.0, 1e-6)
+    kwargs = {**ONLY_THE_TARGET, "epsilon": 2.0, "n_iter": 5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match=rf"n={n} records at epsilon=2\b.*from n=\d+"):
+            vertical_fw(prob, budget=budget, **kwargs)
+    assert budget.spent() == 0 and not budget.charges
+    with pytest.warns(UserWarning, match="not expected to beat w = 0") as caught:
+        fit = vertical_fw(prob, **kwargs)
+    regime = fit.info["regime"]
+    assert not regime["beats_zero"] and regime["snr"] < regime["snr_needed"] / 2
+    assert str(regime["min_n"]) in str(caught[0].message) and regime["min_n"] > n
+    # far inside it: no warning, and the regime says so
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inside = vertical_fw(small_problem(n=3000), **{**kwargs, "epsilon": 200.0})
+    assert inside.info["regime"]["beats_zero"] and inside.info["regime"]["min_n"] < 3000
 
 
 # --- the noise of the releases -----------------------------------------------------------------
