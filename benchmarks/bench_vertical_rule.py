@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_vertical_sketch import make_data, r2  # noqa: E402
 from dpglm.distributed import vertical_fw  # noqa: E402
-from dpglm.distributed.vertical_fw import vertical_fw_rule  # noqa: E402
+from dpglm.distributed.vertical_rule import vertical_fw_rule  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
 
 RESULTS = ROOT / "results" / "bench_vertical_rule.json"

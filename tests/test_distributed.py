@@ -27,7 +27,7 @@ from dpglm.distributed.protocol import (
     decode_message,
     encode_message,
 )
-from dpglm.distributed.vertical_fw import paper_sketch_multiplier
+from dpglm.distributed.vertical_plan import paper_sketch_multiplier
 from dpglm.exceptions import BudgetExceededError
 from dpglm.penalties import L1Ball
 from dpglm.privacy.accounting import advanced_composition_epsilon

@@ -14,11 +14,8 @@ from scipy import stats
 from dpglm.audit import mu_lower_bound
 from dpglm.distributed import vertical_fw
 from dpglm.distributed.protocol import Party, PartyConfig, SketchSpec, decode_message
-from dpglm.distributed.vertical_fw import (
-    noise_weights,
-    paper_sketch_multiplier,
-    vertical_fw_rule,
-)
+from dpglm.distributed.vertical_plan import noise_weights, paper_sketch_multiplier
+from dpglm.distributed.vertical_rule import vertical_fw_rule
 from dpglm.privacy.accounting import advanced_composition_epsilon
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.events import GaussianEvent, NoisyMaxEvent
@@ -224,10 +221,10 @@ def test_the_rule_follows_its_derivation():
     assert rule.sketch_dim == math.ceil(d / 0.35**2)
     assert rule.n_iter == math.ceil(4 * 4.5 / 0.35 - 2) and rule.tau == d // K
     # the noise on a pseudo-margin does not grow with T (the sketches' multiplier does)
-    from dpglm.distributed.vertical_fw import _rule
+    from dpglm.distributed.vertical_rule import full_rule
 
     short, long = (
-        _rule(n, d, K, 4.0, 1e-10, r, 1.0, n_iter=T, find_min_n=False) for T in (25, 100)
+        full_rule(n, d, K, 4.0, 1e-10, r, 1.0, n_iter=T, find_min_n=False) for T in (25, 100)
     )
     assert long.sketch_noise_multiplier > 1.8 * short.sketch_noise_multiplier
     assert long.margin_noise < 1.2 * short.margin_noise

@@ -6,9 +6,10 @@ combines their private signed indices and noisy sketched features. The
 protocol (:mod:`dpglm.distributed.protocol`) does not know where the parties
 run; an engine (:mod:`dpglm.distributed.engines`) does: in this process by
 default, or one Dask actor per party (the ``dask`` extra).
-:func:`~dpglm.distributed.vertical_fw.vertical_fw_rule` chooses its iterations,
+:func:`~dpglm.distributed.vertical_rule.vertical_fw_rule` chooses its iterations,
 sketch size and clip from public numbers, and predicts whether the fit will
-beat ``w = 0``.
+beat ``w = 0``; :mod:`dpglm.distributed.vertical_plan` holds its privacy plan
+and the split of its budget.
 
 :class:`~dpglm.distributed.data_parallel.ShardedProblem` is the data-parallel
 side: the records stay in the row chunks of a
@@ -29,7 +30,8 @@ from dpglm.distributed.data_parallel import ShardedProblem
 from dpglm.distributed.engines import DaskEngine, Engine, InProcessEngine
 from dpglm.distributed.protocol import PartyError, PartyLostError, ProtocolError
 from dpglm.distributed.sharded import ChunkLostError, ShardedRows
-from dpglm.distributed.vertical_fw import vertical_fw, vertical_fw_rule
+from dpglm.distributed.vertical_fw import vertical_fw
+from dpglm.distributed.vertical_rule import vertical_fw_rule
 
 __all__ = [
     "ChunkLostError",

@@ -87,7 +87,8 @@ paper's sensitivity ``2 r_k C / n``. The plan is the ``K T`` selections, the
 ``K T`` feature sketches and the target sketch; it is calibrated as a whole
 (``accountant``, default ``"auto"``: the tightest valid accountant) with the
 three multipliers in the ratio that minimises the noise each part leaves on
-the last iteration's vertex scores (see ``_centred_events``;
+the last iteration's vertex scores (see
+:func:`~dpglm.distributed.vertical_plan.centred_events`;
 ``selection_share`` instead fixes the selections' share of the zCDP ``rho``).
 
 Calibrations of the paper's variant:
@@ -97,10 +98,11 @@ Calibrations of the paper's variant:
     plan by the accountant (``"auto"``: the tightest valid one), with the two
     multipliers in the ratio that minimises the noise they leave on the last
     iteration's vertex scores, derived as for the centred variant
-    (``_paper_model``). Per unit multiplier the sketches leave
-    ``a_f = r sigma_1 b_rms sqrt(n) / n`` on a score, with
+    (:func:`~dpglm.distributed.vertical_plan.paper_model`). Per unit multiplier
+    the sketches leave ``a_f = r sigma_1 b_rms sqrt(n) / n`` on a score, with
     ``sigma_1 = r sqrt(K sum_t w_t^2) Delta`` the noise they leave on each
-    pseudo-margin (:func:`noise_weights`); the selections leave
+    pseudo-margin (:func:`~dpglm.distributed.vertical_plan.noise_weights`); the
+    selections leave
     ``a_sel = u 2 r C / (n kappa)``, with ``u`` the std of their unit draw
     (``sqrt(2)`` for Laplace) and ``kappa = erf(C / (sqrt(2) b_rms s))`` the
     share of a gradient's signal that survives the clip when its terms carry
@@ -185,8 +187,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -201,15 +202,31 @@ from dpglm.distributed.protocol import (
     PartySetup,
     SketchSpec,
 )
+from dpglm.distributed.vertical_plan import (
+    PAPER,
+    SELECTION_PART,
+    SHARING_PART,
+    calibrated_multipliers,
+    centred_events,
+    paper_model,
+    paper_sketch_multiplier,
+    share_events,
+)
+from dpglm.distributed.vertical_rule import (
+    VerticalRule,
+    full_rule,
+    predicted_regime,
+    vertical_fw_rule,
+)
 from dpglm.penalties import NoPenalty
-from dpglm.privacy.events import GaussianEvent, PrivacyPlan
+from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, keyed_seed_sequence
 from dpglm.privacy.releases import Release
 from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.spending import calibrate_cached, spend
 from dpglm.privacy.targets import Share, check_privacy_target
 from dpglm.problem import Problem
-from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem, fw_plan
+from dpglm.solvers.dp_fw import NEIGHBOURING, block_radii, check_fw_problem
 from dpglm.solvers.fw_sampling import Distributed
 from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
@@ -224,11 +241,7 @@ __all__ = ["VerticalRule", "vertical_fw", "vertical_fw_rule"]
 SOLVER = "vertical-FW"
 NOISES = ("laplace", "gumbel")
 VARIANTS = ("centred", "paper")
-PAPER = "paper"
 AUTO = "auto"
-SELECTION_PART = "index selection"
-SHARING_PART = "feature sharing"
-TARGET_PART = "target sharing"
 
 
 # --- validation -----------------------------------------------------------------------------
@@ -412,594 +425,6 @@ def _check_sketch_seed(value):
 
 
 # --- the plan ------------------------------------------------------------------------------
-
-
-def _events(n_releases, noise, selection_sensitivity, sketch_sensitivity, share):
-    """Template events of the paper's variant: selections at multiplier 1, sketches at the
-    multiplier that gives the selections a share ``share`` of the zCDP ``rho``."""
-    selection = _selection_event(n_releases, noise, selection_sensitivity)
-    rho_sketch = share.matching(selection.rho)
-    sketch = _sketch_event(n_releases, 1.0 / math.sqrt(2.0 * rho_sketch), sketch_sensitivity)
-    return selection, sketch
-
-
-def _sketch_event(n_releases, multiplier, sensitivity):
-    return GaussianEvent(
-        noise_multiplier=float(multiplier),
-        count=n_releases,
-        sensitivity=sensitivity,
-        part=SHARING_PART,
-        label=SHARING_LABEL,
-    )
-
-
-def _least_noise(W, weights):
-    """Multipliers ``z_i`` (``z_0 = 1``) that minimise ``sum_i (a_i z_i)^2`` at a fixed
-    ``rho = sum_i W_i / z_i^2``: ``z_i^2 ~ sqrt(W_i) / a_i`` (Lagrange: ``a_i^2 z_i^4 = W_i``
-    up to one factor). Only the ratios matter: the calibration scales all of them."""
-    z = np.asarray(W, dtype=float) ** 0.25 / np.sqrt(np.asarray(weights, dtype=float))
-    return z / z[0]
-
-
-def _margin_noise(sketch_sensitivity, r, steps, parties):
-    """Std, per unit sketch multiplier, of the noise on each pseudo-margin at the last step.
-
-    Party ``k``'s upload at step ``t`` enters the final ``q`` with weight ``r w_t``
-    (:func:`noise_weights`): ``q`` carries noise of std ``r sqrt(K sum_t w_t^2) Delta``
-    per entry, and ``u_i = (J^T q)_i`` about as much (``||J e_i|| ~ 1``).
-    """
-    return math.sqrt(parties * noise_weights(steps)) * r * sketch_sensitivity
-
-
-def clip_attenuation(clip: float, noise_std: float) -> float:
-    """Slope of the mean of a clipped term, ``E clip(Z + mu, C)``, in ``mu`` at 0.
-
-    ``Z ~ N(0, noise_std^2)``: ``P(|Z| < C) = erf(C / (sqrt(2) noise_std))``. A
-    gradient of terms clipped far below their noise keeps this fraction of its
-    signal (``2 phi(0) C / noise_std``), so the selections' noise, added to the
-    clipped gradient, weighs as ``1 / attenuation`` times more against the signal.
-
-    Examples
-    --------
-    >>> round(clip_attenuation(1.0, 1.0), 4), clip_attenuation(math.inf, 1.0)
-    (0.6827, 1.0)
-    >>> bool(abs(clip_attenuation(0.01, 1.0) - 0.01 * math.sqrt(2 / math.pi)) < 1e-6)
-    True
-    """
-    if math.isinf(clip) or noise_std == 0:
-        return 1.0
-    return math.erf(clip / (math.sqrt(2.0) * noise_std))
-
-
-def _paper_model(n_releases, noise, sensitivities, steps, parties, n, m, clip, target):
-    """The paper's variant calibrated as one plan: the multipliers with the least noise.
-
-    ``sensitivities`` holds, from public numbers, the selection's ``2 r C / n``
-    and the sketches' ``Delta = 2 b max_i ||J e_i||`` (largest ``r`` and ``b``),
-    and ``r`` and ``b``; ``target`` is ``(epsilon, delta, accountant)``.
-
-    On a vertex score ``-<g, s>`` at the last iteration the sketches leave noise
-    of std ``a_f z_g``: the ``K`` parties' uploads accumulate in ``q`` with the
-    weights of :func:`noise_weights`, so each pseudo-margin carries noise of std
-    ``sigma = s z_g``, ``s = r sqrt(K sum_t w_t^2) Delta``; the gradient reads
-    it through ``(1/n) (J a_j)^T`` with ``||J a_j|| ~ b_rms sqrt(n)``
-    (``b_rms = b / sqrt(3)``, the spread of a uniform on ``[-b, b]``), and the
-    score multiplies by ``r``: ``a_f = r s b_rms sqrt(n) / n``. The selections
-    add their own noise, of std ``u z_sel 2 r C / n`` (``u`` the std of a unit
-    draw), to the *clipped* gradient: when the terms ``(u_i - y_i) a_ij`` are
-    clipped below what they carry besides their signal (``b_rms`` times
-    ``hypot(sigma, e)``, ``e`` the pseudo-margins' sketch error,
-    :func:`_sketch_error`), the gradient keeps a fraction
-    ``kappa = erf(C / (sqrt(2) b_rms hypot(sigma, e)))`` of its signal
-    (:func:`clip_attenuation`), so against the signal the selections weigh
-    ``a_sel = u 2 r C / (n kappa)``. Each part costs zCDP ``W_i / z_i^2``
-    (``W_sel = K T rho_1``, ``rho_1`` one selection's ``rho`` at multiplier 1;
-    ``W_g = K T / 2``); the variance ``a_sel^2 z_sel^2 + a_f^2 z_g^2`` at a
-    fixed total ``rho`` is least at ``z_i^2 ~ sqrt(W_i) / a_i`` (Lagrange), and
-    the accountant scales both multipliers by one factor until the plan meets
-    the target. ``kappa`` depends on ``z_g`` through ``sigma``: the ratio and
-    the calibration are iterated to their fixed point (a few calibrations of
-    the template, no charge). These weights set the split only, never a
-    sensitivity or a noise scale.
-
-    Returns ``(events, model)``: the template events and the calibrated
-    multipliers, ``sigma``, ``kappa`` and the weights.
-    """
-    selection_sensitivity, sketch_sensitivity, r, b = sensitivities
-    selection = _selection_event(n_releases, noise, selection_sensitivity)
-    if selection_sensitivity is None:  # not private: the multipliers do not matter
-        return (selection, _sketch_event(n_releases, 1.0, sketch_sensitivity)), None
-    epsilon, delta, accountant = target
-    per_unit = _margin_noise(sketch_sensitivity, r, steps, parties)
-    spread = SPREAD * b  # the rms of a feature bounded by b, taken as uniform
-    a_f = r * per_unit * spread * math.sqrt(n) / n
-    a_sel = UNIT_STD[noise] * selection_sensitivity
-    error = _sketch_error(n, m, r, b)
-    W = (n_releases * selection.rho, 0.5 * n_releases)
-    kappa, z, calibrated = 1.0, None, None
-    for _ in range(FIXED_POINT_STEPS):
-        previous = kappa
-        z = _least_noise(W, (a_sel / kappa, a_f))
-        events = (selection, _sketch_event(n_releases, z[1], sketch_sensitivity))
-        calibrated = calibrate_cached(PrivacyPlan(events, NEIGHBOURING), epsilon, delta,
-                                      accountant)  # fmt: skip
-        z_g = calibrated.plan.events[1].noise_multiplier
-        kappa = clip_attenuation(clip, spread * math.hypot(per_unit * z_g, error))
-        if abs(kappa - previous) <= 1e-3 * previous:
-            break
-    z_sel, z_g = (e.noise_multiplier for e in calibrated.plan.events)
-    model = {
-        "selection_weight": a_sel / kappa,
-        "sketch_weight": a_f,
-        "clip_attenuation": kappa,
-        "margin_noise": per_unit * z_g,
-        "selection_noise_multiplier": z_sel,
-        "sketch_noise_multiplier": z_g,
-    }
-    return events, model
-
-
-FIXED_POINT_STEPS = 20
-MIN_N_STEPS = 8
-
-
-def _calibrated_multipliers(events, epsilon, delta, accountant, share):
-    """``(z_sel, z_g)`` as :func:`_spend` will calibrate them, without charging anything."""
-    if accountant != PAPER:
-        plan = calibrate_cached(PrivacyPlan(events, NEIGHBOURING), epsilon, delta, accountant)
-        return tuple(float(e.noise_multiplier) for e in plan.plan.events[:2])
-    (eps1, delta1), (eps2, delta2) = share.split(epsilon, delta)
-    selected = calibrate_cached(PrivacyPlan(events[:1], NEIGHBOURING), eps1, delta1, "advanced")
-    z_sketch = paper_sketch_multiplier(events[1].count, eps2, delta2)
-    return float(selected.plan.events[0].noise_multiplier), z_sketch
-
-
-# --- the parameters from the utility bound -------------------------------------------------
-
-#: relative sketch error ``sqrt(d / m)`` the rule aims at (``m ~ 8 d``)
-SKETCH_ERROR = 0.35
-#: ``c_f`` of Frank-Wolfe's optimisation error ``2 c_f / (p_min T + 2)``: ``T = 50`` at
-#: ``SKETCH_ERROR``, where the issue's problem without noise stops gaining from ``T``
-CURVATURE = 4.5
-#: largest ``m n`` entries of the public sketch a party rebuilds (1.6 GB of float64)
-MAX_SKETCH_ENTRIES = 2 * 10**8
-#: the rule's clip, in units of what a gradient term carries besides its signal at the
-#: last step: ``b_rms hypot(sigma, e)``, the margins' noise and the paper's sketch error
-CLIP_RATIO = 0.1
-#: score signal-to-noise at which the fit is expected to beat ``w = 0``
-SNR_NEEDED = 1.0
-#: a fit whose signal-to-noise is this many times below ``SNR_NEEDED`` is warned of
-FAR_BELOW = 2.0
-#: rms of a feature bounded by ``b``, in units of ``b``: the spread of a uniform on [-b, b]
-SPREAD = 1.0 / math.sqrt(3.0)
-#: std of the selections' unit noise
-UNIT_STD = {"laplace": math.sqrt(2.0), "gumbel": math.pi / math.sqrt(6.0)}
-
-
-@dataclass(frozen=True)
-class VerticalRule:
-    """Parameters of :func:`vertical_fw` chosen by :func:`vertical_fw_rule`, and its regime.
-
-    ``n_iter``, ``sketch_dim``, ``clip`` and ``tau`` are the rule's choice (or the
-    values it was given); ``selection_share`` is None: the split of the budget
-    that leaves the least noise on the last vertex scores. ``snr`` is the
-    predicted signal-to-noise of a vertex score at the last step; ``min_n`` the
-    smallest number of records at which it reaches ``snr_needed``, the level at
-    which the fit is expected to beat ``w = 0`` (``beats_zero``).
-    """
-
-    n_iter: int
-    sketch_dim: int | None
-    clip: float
-    tau: int
-    selection_share: float | None
-    selection_noise_multiplier: float
-    sketch_noise_multiplier: float
-    margin_noise: float
-    snr: float
-    snr_needed: float
-    min_n: int
-
-    @property
-    def beats_zero(self) -> bool:
-        """Whether the fit is expected to beat ``w = 0`` (``snr >= snr_needed``)."""
-        return self.snr >= self.snr_needed
-
-    def as_dict(self) -> dict:
-        """The fields and ``beats_zero``, as plain numbers."""
-        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        out["beats_zero"] = self.beats_zero
-        return out
-
-
-def expected_column_norm(n: int, m: int | None) -> float:
-    """A high-probability bound on ``max_i ||J e_i||_2`` for a Gaussian ``m x n`` sketch.
-
-    ``m ||J e_i||^2`` is chi-square with ``m`` degrees of freedom; Laurent and
-    Massart's bound at level ``1/n`` for each of the ``n`` columns gives
-    ``1 + 2 sqrt(log(n) / m) + 2 log(n) / m``. For the rule only: a fit computes
-    the exact maximum of its own ``J`` (:meth:`SketchSpec.column_norm_bound`).
-
-    Examples
-    --------
-    >>> round(expected_column_norm(100_000, 200), 2), expected_column_norm(50, None)
-    (1.26, 1.0)
-    """
-    if m is None:
-        return 1.0
-    x = math.log(n) / m
-    return math.sqrt(1.0 + 2.0 * math.sqrt(x) + 2.0 * x)
-
-
-def _rule_sizes(n, d, blocks, tau, n_iter, sketch_dim):
-    """``(tau, m, T)``: each given value, or the rule's; ``blocks`` the smallest and largest
-    party's number of features."""
-    smallest_block, largest_block = blocks
-    if tau is None:
-        # a party scores all its coordinates: d_k n flops, less than the sketch's 2 m n
-        tau = smallest_block
-    if isinstance(sketch_dim, str):  # "auto"
-        cap = max(1, MAX_SKETCH_ENTRIES // n)
-        sketch_dim = min(n, max(min(d, cap), min(math.ceil(d / SKETCH_ERROR**2), cap)))
-    if n_iter is None:
-        p_min = tau / largest_block
-        # Frank-Wolfe's 2 c_f / (p T + 2) at half the sketch's error (see vertical_fw_rule);
-        # kept when the cap makes m smaller: the noise does not grow with T
-        n_iter = max(1, math.ceil((4.0 * CURVATURE / SKETCH_ERROR - 2.0) / p_min))
-    return tau, sketch_dim, n_iter
-
-
-def _sketch_error(n, m, r, b):
-    """Typical error of a pseudo-margin ``(J^T J A x - A x)_i`` of the paper's variant.
-
-    About ``||A x|| / sqrt(m)``, with ``||A x|| ~ sqrt(n) b_rms r`` (``b_rms`` the
-    spread of a uniform on ``[-b, b]``); none without sketch (``m = n``). It is
-    no privacy noise, but it passes the clip as the noise does.
-    """
-    if m >= n:
-        return 0.0
-    return math.sqrt(n / m) * SPREAD * b * r
-
-
-def _regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma):
-    """``(signal, sketches, selections)``: a gradient's signal and its two noises' std at the
-    last step, in units of the unclipped gradient (see :func:`vertical_fw_rule`)."""
-    spread = SPREAD * b
-    signal = r / math.sqrt(d) * spread**2
-    sketches = sigma * spread / math.sqrt(n)
-    kappa = clip_attenuation(clip, spread * math.hypot(sigma, _sketch_error(n, m, r, b)))
-    selections = UNIT_STD[noise] * z_sel * 2.0 * clip / (n * kappa)
-    return signal, sketches, selections
-
-
-def _min_n(n, signal, sketches, selections):
-    """The ``n'`` at which ``signal / hypot(sketches sqrt(n / n'), selections n / n')`` is
-    ``SNR_NEEDED``: the sketches' noise on a gradient falls like ``1 / sqrt(n)``, the
-    selections' like ``1 / n``, at the same multipliers."""
-    need = (signal / SNR_NEEDED) ** 2
-    S, Q = sketches**2, selections**2
-    x = need / S if Q == 0 else (-S + math.sqrt(S * S + 4.0 * Q * need)) / (2.0 * Q)
-    return max(1, math.ceil(n / x))
-
-
-def _regime(n, d, m, K, radii, bounds, clip, noise, z_sel, z_g, sketch_sensitivity, steps,
-            epsilon):  # fmt: skip
-    """The fit's predicted regime (``info["regime"]``); warns when far below beating 0."""
-    r, b = float(radii.max()), float(bounds.max())
-    sigma = _margin_noise(sketch_sensitivity, r, steps, K) * z_g
-    signal, sketches, selections = _regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma)
-    snr = signal / math.hypot(sketches, selections)
-    regime = {
-        "snr": snr,
-        "snr_needed": SNR_NEEDED,
-        "beats_zero": snr >= SNR_NEEDED,
-        "min_n": _min_n(n, signal, sketches, selections),
-        "margin_noise": sigma,
-        "gradient_signal": signal,
-        "gradient_noise": {"feature sharing": sketches, "index selection": selections},
-    }
-    if snr < SNR_NEEDED / FAR_BELOW:
-        warnings.warn(
-            f"vertical_fw is not expected to beat w = 0 with n={n} records at "
-            f"epsilon={epsilon:.6g}: the predicted signal-to-noise of a vertex score is "
-            f"{snr:.3g}, below the {SNR_NEEDED:g} at which the fit beats w = 0; at this "
-            f"epsilon and with these settings it is expected from n={regime['min_n']} "
-            "records (vertical_fw_rule predicts the regime for given n, epsilon and "
-            "delta). Nothing has been charged yet.",
-            UserWarning,
-            stacklevel=3,
-        )
-    return regime
-
-
-def _rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", accountant="auto",
-          selection_share=None, tau=None, n_iter=None, sketch_dim="auto", clip=None,
-          column_norm=None, blocks=None, find_min_n=True):  # fmt: skip
-    """:func:`vertical_fw_rule` with its internals: any accountant or share, a given ``J``."""
-    if blocks is None:  # contiguous near-equal blocks
-        blocks = (d // parties, -(-d // parties))
-    tau, m, T = _rule_sizes(n, d, blocks, tau, n_iter, sketch_dim)
-    if math.isinf(epsilon):
-        clip = math.inf if clip is None else clip
-        return VerticalRule(T, m, clip, tau, selection_share, 0.0, 0.0, 0.0, math.inf,
-                            SNR_NEEDED, 1)  # fmt: skip
-    if accountant == PAPER and selection_share is None:
-        selection_share = 0.5
-    share = None if selection_share is None else Share(selection_share, "selection_share")
-    p_min = tau / blocks[1]
-    steps = 2.0 / (p_min * np.arange(T) + 2.0)
-    if column_norm is None:
-        column_norm = expected_column_norm(n, m)
-    sketch_sensitivity = 2.0 * bound * column_norm
-    per_unit = _margin_noise(sketch_sensitivity, radius, steps, parties)
-    rows = n if m is None else m
-    error = _sketch_error(n, rows, radius, bound)
-    rule_clip = clip is None
-    clip = bound if rule_clip else clip
-    for _ in range(FIXED_POINT_STEPS):
-        selection_sensitivity = 2.0 * radius * clip / n
-        if share is None:
-            events, _ = _paper_model(
-                parties * T, noise,
-                (selection_sensitivity, sketch_sensitivity, radius, bound),
-                steps, parties, n, rows, clip, (epsilon, delta, accountant),
-            )  # fmt: skip
-        else:
-            events = _events(parties * T, noise, selection_sensitivity, sketch_sensitivity, share)
-        z_sel, z_g = _calibrated_multipliers(events, epsilon, delta, accountant, share)
-        sigma = per_unit * z_g
-        if not rule_clip:
-            break
-        # a fraction of what each term carries besides its signal: noise and sketch error
-        previous, clip = clip, CLIP_RATIO * SPREAD * bound * math.hypot(sigma, error)
-        if abs(clip - previous) <= 1e-3 * previous:
-            break
-    terms = _regime_terms(n, d, rows, radius, bound, clip, noise, z_sel, sigma)
-    snr = terms[0] / math.hypot(*terms[1:])
-    min_n = _min_n(n, *terms)
-    for _ in range(MIN_N_STEPS if find_min_n else 0):
-        # the rule at that n (its split, clip and sketch change with n), until it settles
-        there = _rule(min_n, d, parties, epsilon, delta, radius, bound, noise=noise,
-                      accountant=accountant, selection_share=selection_share, tau=tau,
-                      n_iter=n_iter, sketch_dim=sketch_dim, clip=None if rule_clip else clip,
-                      blocks=blocks, find_min_n=False)  # fmt: skip
-        settled = abs(there.min_n - min_n) <= 0.02 * min_n
-        min_n = there.min_n
-        if settled:
-            break
-    return VerticalRule(T, m, float(clip), tau, selection_share, z_sel, z_g, sigma, snr,
-                        SNR_NEEDED, int(min_n))  # fmt: skip
-
-
-def vertical_fw_rule(
-    n: int,
-    d: int,
-    parties: int,
-    epsilon: float,
-    delta: float,
-    radius: float,
-    feature_bound: float,
-    *,
-    noise: str = "laplace",
-) -> VerticalRule:
-    """Choose ``n_iter``, ``sketch_dim``, ``clip``, ``tau`` and the split of :func:`vertical_fw`.
-
-    From public numbers only (the paper's variant): ``n`` records, ``d``
-    features in ``parties`` near-equal blocks, the target ``(epsilon, delta)``,
-    the radius ``r`` of each party's ball and the features' bound ``b``. The
-    choice follows the three errors of the fit:
-
-    * **the noise.** A sketch's own signal-to-noise is
-      ``||J a_j|| / (sqrt(m) z_g Delta) ~ epsilon sqrt(n / (m K T log(1/delta)))``
-      (``z_g ~ sqrt(K T log(1/delta)) / epsilon``, ``Delta = 2 b max_i ||J e_i||``),
-      but the gradients read the sum of the ``K T`` uploads, weighted in ``q``
-      by :func:`noise_weights` (``sum_t w_t^2 ~ 4 / (3 p T)``), through the
-      ``m`` entries of ``J a_j``: each pseudo-margin carries noise
-      ``sigma = r sqrt(K sum_t w_t^2) Delta z_g ~ r K Delta sqrt(log(1/delta)) / epsilon``,
-      and a gradient ``sigma b / sqrt(3 n)``, *independent of T and m*
-      (``m`` enters only through ``Delta``, which shrinks towards ``2 b``).
-      Against the gradient ``w b^2 / 3`` of a coefficient ``w`` (features of the
-      spread of a uniform on ``[-b, b]``), taking the reference coefficient
-      ``w = r / sqrt(d)``, the score's signal-to-noise is
-      ``snr ~ epsilon sqrt(n) / (K sqrt(d log(1/delta)))`` up to constants:
-      it sets the regime, not the sizes.
-    * **the sketch.** The paper's variant minimises a sketched objective
-      whose minimiser is off by ``O(sqrt(d / m))`` of ``w``: ``m`` is chosen so
-      that ``sqrt(d / m) = 0.35`` (``m ~ 8 d``), capped at ``2 10^8 / n``
-      (each party rebuilds ``J``, ``m n`` float64: 1.6 GB) and at ``n``.
-    * **the optimisation.** Frank-Wolfe's error ``2 c_f / (p_min T + 2)``:
-      with the work ``~ T m n`` fixed, the sum of the two errors is least when
-      the optimisation's is half the sketch's, ``T = (4 c_f / sqrt(d / m) - 2) / p_min``,
-      with ``c_f = 4.5``: 50 iterations at ``m = 8 d``, where the issue's
-      problem without noise stops gaining from ``T`` (held-out ``R^2`` 0.70,
-      0.77, 0.77 at ``T`` = 25, 50, 100 with ``m = 400``). As the noise does
-      not grow with ``T``, more iterations cost only time, and ``T`` is kept
-      when the cap makes ``m`` smaller.
-
-    Each party scores as many coordinates as the smallest party holds
-    (``tau = floor(d / K)``; ``p_min = 1`` when ``K`` divides ``d``): ``d_k n``
-    flops, less than the ``2 m n`` of the sketch products. The budget
-    is split with the least noise on the last scores (``selection_share=None``,
-    see :func:`vertical_fw`). The clip is a tenth of what a term
-    ``(u_i - y_i) a_ij`` carries besides its signal,
-    ``C = 0.1 b_rms hypot(sigma, e)``, ``e = sqrt(n / m) b_rms r`` the
-    paper's sketch error on a pseudo-margin (``||A x|| / sqrt(m)``): a
-    gradient of terms clipped far below their noise keeps a share
-    ``kappa ~ 0.8 C / (b_rms s)`` of its signal (:func:`clip_attenuation`),
-    so the selections' noise, ``z_sel 2 r C / n`` on the clipped scores,
-    weighs ``~ 2.5 r b_rms s / n`` against the signal whatever the clip below
-    ``s``, and more above it, while the sketches' noise passes a small clip
-    with at most 25 % more weight (a clipped Gaussian's
-    ``sqrt(E min(Z^2, c^2)) / erf(c / sqrt(2))`` tends to ``sqrt(pi / 2)``).
-    The fixed point of ``C`` and the calibration takes a few calibrations
-    (nothing is charged).
-
-    The regime: the fit is expected to beat ``w = 0`` when ``snr >= 1``, the
-    level at which held-out ``R^2`` crosses 0 on the issue's problem
-    (``benchmarks/bench_vertical_rule.py``: mean ``R^2`` -0.39 at ``snr``
-    0.6, 0.15 at 1.2, 0.22 at 1.5, 0.71 at 6); ``min_n`` is where ``snr``
-    reaches it at the same ``(epsilon, delta)``: the sketches' noise on a
-    gradient falls like ``1 / sqrt(n)``, the selections' like ``1 / n``.
-    :func:`vertical_fw` warns before charging anything when ``snr`` is below
-    half that level.
-
-    Parameters
-    ----------
-    n, d, parties : int
-        Records, features, parties ``K``.
-    epsilon, delta : float
-        Target guarantee.
-    radius : float
-        ``r``, radius of each party's L1 ball.
-    feature_bound : float
-        ``b``, bound on every feature (public).
-    noise : {"laplace", "gumbel"}, default="laplace"
-        The selections' noise.
-
-    Returns
-    -------
-    VerticalRule
-        ``n_iter``, ``sketch_dim``, ``clip``, ``tau``, ``selection_share`` and
-        the predicted regime (``snr``, ``min_n``, ``beats_zero``).
-
-    Examples
-    --------
-    >>> rule = vertical_fw_rule(100_000, 100, 2, 4.0, 1e-10, 18.0, 1.0)
-    >>> round(rule.snr, 1), bool(rule.clip < 1e3)
-    (1.5, True)
-    >>> rule.n_iter, rule.sketch_dim, rule.tau, rule.selection_share
-    (50, 817, 50, None)
-    >>> small = vertical_fw_rule(10_000, 100, 2, 1.0, 1e-8, 18.0, 1.0)
-    >>> bool(rule.beats_zero), bool(small.beats_zero), small.min_n > 10_000
-    (True, False, True)
-    """
-    epsilon, delta = check_privacy_target(epsilon, delta, positive_delta="the sketches")
-    K = check_positive_int("parties", parties)
-    return _rule(
-        check_positive_int("n", n),
-        check_positive_int("d", d),
-        K,
-        epsilon,
-        delta,
-        check_positive("radius", radius),
-        check_positive("feature_bound", feature_bound),
-        noise=noise,
-    )
-
-
-SHARING_LABEL = (
-    "sketched active feature J a_j + N(0, sigma^2 I_m) of each party: entries "
-    "clipped to [-b_j, b_j], so one record moves J a_j by at most 2 b_j max_i ||J e_i|| "
-    "(shown for the largest b_j)"
-)
-
-
-def _selection_event(n_releases, noise, sensitivity):
-    (selection,) = fw_plan(n_releases, noise, sensitivity).events
-    return replace(
-        selection,
-        part=SELECTION_PART,
-        label="signed index of each party: report-noisy-max of -<g, s> over the vertices "
-        "+-r_k e_j of its tau sampled coordinates, g from the public sketch with every "
-        "per-sample term clipped to C (sensitivity 2 r C / n, shown for the largest r)",
-    )
-
-
-def noise_weights(steps) -> float:
-    """``sum_t w_t^2``: the weights ``w_t = gamma_t prod_{s > t} (1 - gamma_s)`` of the
-    ``t``-th upload in the final broadcast, squared and summed.
-
-    The noise a party's uploads leave in ``q`` after the last step has this
-    variance per unit of ``(r sigma)^2``: about ``4 / (3 T)`` for ``2 / (t + 2)``.
-
-    Examples
-    --------
-    >>> T = 100
-    >>> w = noise_weights(2.0 / (np.arange(T) + 2.0))
-    >>> bool(abs(w * 3 * T / 4 - 1) < 0.05)
-    True
-    """
-    steps = np.asarray(steps, dtype=float)
-    keep = np.append(np.cumprod((1.0 - steps)[::-1])[::-1][1:], 1.0)
-    return float(np.sum((steps * keep) ** 2))
-
-
-def _centred_events(n_releases, noise, sensitivities, steps, parties, n, share):
-    """Template events of the centred variant: the multipliers that minimise the noise.
-
-    ``sensitivities`` holds, from public numbers, the selection's ``2 r C / n``
-    (largest ``r``), the sketches' ``2 b max_i ||J e_i||`` and the target's
-    ``2 B max_i ||J e_i||``, and the radius ``r`` and bound ``b`` (largest).
-    The noise each part leaves on a vertex score ``-<g, s>`` at the last
-    iteration has std, per unit multiplier, ``a_sel = 2 r C / n``,
-    ``a_y = r (2 B c) b sqrt(n) / n`` (the target's noise, through
-    ``||J a_j|| <= b sqrt(n)``-sized columns) and
-    ``a_f = r sqrt(K sum_t w_t^2) r (2 b c) b sqrt(n) / n`` (the sketches' noise,
-    accumulated in ``q``; :func:`noise_weights`). With each part's zCDP
-    ``W_i / z_i^2`` (``W`` the count times one release's ``rho`` at multiplier
-    1), the variance ``sum a_i^2 z_i^2`` at a fixed total ``rho`` is least at
-    ``z_i^2 ~ sqrt(W_i) / a_i``. A ``share`` (not None) instead fixes the
-    selections' share of ``rho``; the two Gaussian parts keep their ratio.
-    Calibration scales all three multipliers by one factor.
-    """
-    selection_sensitivity, sketch_sensitivity, target_sensitivity, r, b = sensitivities
-    selection = _selection_event(n_releases, noise, selection_sensitivity)
-    label = (
-        "the sketched targets J y + N(0, sigma_y^2 I_m), once, from party 0: y clipped to "
-        "[-B, B], so one record moves J y by at most 2 B max_i ||J e_i||"
-    )
-    if selection_sensitivity is None:  # not private: the multipliers do not matter
-        weights = np.ones(3)
-    else:
-        column = b * math.sqrt(n)
-        accumulated = math.sqrt(parties * noise_weights(steps)) * r
-        weights = np.array(
-            [
-                selection_sensitivity,
-                r * target_sensitivity * column / n,
-                r * accumulated * sketch_sensitivity * column / n,
-            ]
-        )
-    # W_i: each part's zCDP at multiplier 1
-    W = np.array([n_releases * selection.rho, 0.5, 0.5 * n_releases])
-    z = W**0.25 / np.sqrt(weights)
-    if share is not None:
-        rho_selection = W[0] / z[0] ** 2
-        rho_gaussian = W[1] / z[1] ** 2 + W[2] / z[2] ** 2
-        z[1:] *= math.sqrt(rho_gaussian / share.matching(rho_selection))
-    z = z / z[0]  # the selections at multiplier 1, as in the paper's variant
-    sketch = GaussianEvent(
-        noise_multiplier=float(z[2]),
-        count=n_releases,
-        sensitivity=sketch_sensitivity,
-        part=SHARING_PART,
-        label=SHARING_LABEL,
-    )
-    target = GaussianEvent(
-        noise_multiplier=float(z[1]),
-        count=1,
-        sensitivity=target_sensitivity,
-        part=TARGET_PART,
-        label=label,
-    )
-    return selection, sketch, target
-
-
-def paper_sketch_multiplier(n_releases: int, epsilon: float, delta: float) -> float:
-    """The paper's Gaussian noise multiplier for ``n_releases`` sketches at ``(epsilon, delta)``.
-
-    ``sqrt(n_releases) sqrt(2 (log(1/delta) + epsilon)) / epsilon``: the
-    releases are then ``rho``-zCDP with ``rho = epsilon**2 / (4 (log(1/delta) + epsilon))``,
-    and ``rho + 2 sqrt(rho log(1/delta)) <= epsilon``.
-
-    Examples
-    --------
-    >>> z = paper_sketch_multiplier(100, 0.5, 1e-6)
-    >>> rho = 100 / (2 * z**2)
-    >>> bool(rho + 2 * math.sqrt(rho * math.log(1e6)) <= 0.5)
-    True
-    """
-    return math.sqrt(n_releases) * math.sqrt(2.0 * (math.log(1.0 / delta) + epsilon)) / epsilon
 
 
 def _spend(events, *, epsilon, delta, accountant, share, budget, label, assumptions,
@@ -1265,7 +690,7 @@ def vertical_fw(
     rule = None
     if n_iter is None or clip is None or isinstance(sketch_dim, str):
         # public numbers only: the expected column norm of J, not J itself (not drawn yet)
-        rule = _rule(
+        rule = full_rule(
             n, d, K, epsilon, delta, float(radii.max()),
             None if bounds is None else float(bounds.max()),
             noise=noise, accountant=accountant, selection_share=selection_share,
@@ -1291,7 +716,7 @@ def vertical_fw(
     steps = 2.0 / (sampling.p_min * np.arange(n_iter) + 2.0)
     noise_model = None
     if centred:
-        events = _centred_events(
+        events = centred_events(
             K * n_iter,
             noise,
             (
@@ -1307,9 +732,9 @@ def vertical_fw(
             share,
         )
     elif share is not None:
-        events = _events(K * n_iter, noise, selection_sensitivity, sketch_sensitivity, share)
+        events = share_events(K * n_iter, noise, selection_sensitivity, sketch_sensitivity, share)
     else:
-        events, noise_model = _paper_model(
+        events, noise_model = paper_model(
             K * n_iter,
             noise,
             (
@@ -1333,8 +758,8 @@ def vertical_fw(
             z_sel = noise_model["selection_noise_multiplier"]
             z_g = noise_model["sketch_noise_multiplier"]
         else:
-            z_sel, z_g = _calibrated_multipliers(events, epsilon, delta, accountant, share)
-        regime = _regime(n, d, m, K, radii, bounds, clip, noise, z_sel, z_g,
+            z_sel, z_g = calibrated_multipliers(events, epsilon, delta, accountant, share)
+        regime = predicted_regime(n, d, m, K, radii, bounds, clip, noise, z_sel, z_g,
                          sketch_sensitivity, steps, epsilon)  # fmt: skip
     source_secure = secure or (isinstance(random_state, NoiseSource) and random_state.secure)
     spent, calibration = _spend(
