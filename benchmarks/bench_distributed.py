@@ -483,8 +483,23 @@ def spawn_environment(env):
                 os.environ[key] = value
 
 
+def local_cluster(n_workers, memory_limit=WORKER_MEMORY):
+    """A ``LocalCluster`` of ``n_workers`` processes of 1 thread each, numba on 1 thread."""
+    from distributed import LocalCluster
+
+    with spawn_environment(WORKER_ENV):
+        return LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=memory_limit,
+            dashboard_address=":0",
+            env=WORKER_ENV,
+        )
+
+
 def vertical_runs(X, y, plain, f_star, config, delta, radius):
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     n, d = X.shape
     T = config["n_iter"]
@@ -508,16 +523,7 @@ def vertical_runs(X, y, plain, f_star, config, delta, radius):
         waited, before = wait_until_quiet(0.3, 30.0)
         entry["load_before"] = {"waited_s": waited, "other_load": before, "loadavg": loadavg()}
         print(f"K={K}: LocalCluster({n_workers} workers x 1 thread)", flush=True)
-        with spawn_environment(WORKER_ENV):
-            cluster = LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=1,
-                processes=True,
-                memory_limit=WORKER_MEMORY,
-                dashboard_address=":0",
-                env=WORKER_ENV,
-            )
-        with cluster, Client(cluster) as client:
+        with local_cluster(n_workers) as cluster, Client(cluster) as client:
             entry["worker_numba_threads"] = client.run(numba.get_num_threads)
             if set(entry["worker_numba_threads"].values()) != {1}:
                 raise RuntimeError(f"workers run numba on {entry['worker_numba_threads']}")
