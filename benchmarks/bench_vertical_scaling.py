@@ -40,7 +40,7 @@ output says which.
 
 Usage::
 
-    python benchmarks/bench_vertical_scaling.py           # about 25 minutes on 2 cores
+    python benchmarks/bench_vertical_scaling.py           # about 40 minutes on 2 cores
     python benchmarks/bench_vertical_scaling.py --quick   # n = 20,000 and 50,000, a minute
     python benchmarks/bench_vertical_scaling.py --table   # README section and PNG from the JSON
 
@@ -85,7 +85,7 @@ QUICK = {"ns": [20_000, 50_000], "d": 100, "parties": [2], "epsilons": [4.0, 16.
 GCD = {"n_iter": 100, "clip": 10.0, "step": 3.0}
 SECTION = """## Feature-split private Frank-Wolfe against n: where it pays
 
-`python benchmarks/bench_vertical_scaling.py` (about 25 minutes on 2 cores; the method and
+`python benchmarks/bench_vertical_scaling.py` (about 40 minutes on 2 cores; the method and
 the problem are in its docstring): the vertical fit with its parameter rule, against the
 centralized private Frank-Wolfe and DP-GCD on the same data, for n from 200,000 to
 1,000,000. Figure: `results/bench_vertical_scaling.png`."""
