@@ -204,10 +204,10 @@ def read_raw_columns(
         )
     cells, describe_row = _read_cells(scan, names + ([] if target is None else [target]))
     csv = scan.files[0].format == "csv"
-    columns = {}
+    columns, texts = {}, set(text)
     for j, name in enumerate(names):
         label = feature_column(names, j)
-        kind = name in set(text)
+        kind = name in texts
         columns[name] = _typed(cells.column(name), label, describe_row, set(), text=kind, csv=csv)
     y = labels = None
     if target is not None:

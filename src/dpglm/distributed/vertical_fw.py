@@ -208,9 +208,8 @@ from dpglm.distributed.vertical_plan import (
     SHARING_PART,
     calibrated_multipliers,
     centred_events,
-    paper_model,
+    paper_events,
     paper_sketch_multiplier,
-    share_events,
 )
 from dpglm.distributed.vertical_rule import (
     VerticalRule,
@@ -731,10 +730,8 @@ def vertical_fw(
             n,
             share,
         )
-    elif share is not None:
-        events = share_events(K * n_iter, noise, selection_sensitivity, sketch_sensitivity, share)
     else:
-        events, noise_model = paper_model(
+        events, noise_model = paper_events(
             K * n_iter,
             noise,
             (
@@ -749,6 +746,7 @@ def vertical_fw(
             m,
             clip,
             (epsilon, delta, accountant),
+            share,
         )
     regime = None
     if private and not centred:

@@ -39,6 +39,7 @@ __all__ = [
     "centred_events",
     "clip_attenuation",
     "noise_weights",
+    "paper_events",
     "paper_model",
     "paper_sketch_multiplier",
     "share_events",
@@ -191,6 +192,29 @@ def sketch_error(n, m, r, b):
     if m >= n:
         return 0.0
     return math.sqrt(n / m) * SPREAD * b * r
+
+
+def paper_events(n_releases, noise, sensitivities, steps, parties, n, m, clip, target, share):
+    """Template events of the paper's variant: ``share`` of the zCDP ``rho`` to the
+    selections (:func:`share_events`) when given, else the least-noise split
+    (:func:`paper_model`).
+
+    Returns ``(events, model)``, ``model`` None with a ``share``; the
+    arguments are :func:`paper_model`'s.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.targets import Share
+    >>> events, model = paper_events(4, "laplace", (0.01, 2.5, 1.0, 1.0), None, 2, 100, 20,
+    ...                              1.0, None, Share(0.5, "selection_share"))  # fmt: skip
+    >>> [e.part for e in events], model
+    (['index selection', 'feature sharing'], None)
+    """
+    if share is not None:
+        selection_sensitivity, sketch_sensitivity = sensitivities[:2]
+        events = share_events(n_releases, noise, selection_sensitivity, sketch_sensitivity, share)
+        return events, None
+    return paper_model(n_releases, noise, sensitivities, steps, parties, n, m, clip, target)
 
 
 def calibrated_multipliers(events, epsilon, delta, accountant, share):

@@ -27,8 +27,7 @@ from dpglm.distributed.vertical_plan import (
     calibrated_multipliers,
     clip_attenuation,
     margin_noise_per_unit,
-    paper_model,
-    share_events,
+    paper_events,
     sketch_error,
 )
 from dpglm.privacy.targets import Share, check_privacy_target
@@ -206,16 +205,10 @@ def full_rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", 
     clip = bound if rule_clip else clip
     for _ in range(FIXED_POINT_STEPS):
         selection_sensitivity = 2.0 * radius * clip / n
-        if share is None:
-            events, _ = paper_model(
-                parties * T, noise,
-                (selection_sensitivity, sketch_sensitivity, radius, bound),
-                steps, parties, n, rows, clip, (epsilon, delta, accountant),
-            )  # fmt: skip
-        else:
-            events = share_events(
-                parties * T, noise, selection_sensitivity, sketch_sensitivity, share
-            )
+        events, _ = paper_events(
+            parties * T, noise, (selection_sensitivity, sketch_sensitivity, radius, bound),
+            steps, parties, n, rows, clip, (epsilon, delta, accountant), share,
+        )  # fmt: skip
         z_sel, z_g = calibrated_multipliers(events, epsilon, delta, accountant, share)
         sigma = per_unit * z_g
         if not rule_clip:

@@ -56,6 +56,7 @@ __all__ = [
     "category_share",
     "check_categories",
     "child_random_state",
+    "child_random_states",
     "composed_report",
     "fit_encoding",
     "is_table",
@@ -387,12 +388,32 @@ def check_categories(categories) -> dict:
     return checked
 
 
-def child_random_state(random_state):
-    """A seed for the category selection apart from the model's own stream.
+def child_random_states(random_state, count: int, skip: int = 0) -> list:
+    """``count`` seeds apart from ``random_state``'s own stream, after ``skip`` others.
 
-    An int or a SeedSequence spawns a child sequence (the same seed gives the
-    same selection, and never the model's draws); a Generator is shared (its
-    state advances); None stays None (fresh entropy).
+    An int or a SeedSequence spawns child sequences (the same seed gives the
+    same children, and never the parent's draws); the children ``skip`` to
+    ``skip + count - 1`` are returned, so that two callers of one seed can
+    take different ones. A Generator is shared (its state advances); None
+    stays None (fresh entropy).
+
+    Examples
+    --------
+    >>> child_random_states(None, 2)
+    [None, None]
+    >>> [c.spawn_key for c in child_random_states(3, 2, skip=1)]
+    [(1,), (2,)]
+    """
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        random_state = np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state.spawn(skip + count)[skip:]
+    return [random_state] * count
+
+
+def child_random_state(random_state):
+    """A seed for the category selection apart from the model's own stream: the first
+    of :func:`child_random_states`.
 
     Examples
     --------
@@ -401,11 +422,7 @@ def child_random_state(random_state):
     >>> type(child_random_state(3)).__name__
     'SeedSequence'
     """
-    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
-        return np.random.SeedSequence(int(random_state)).spawn(1)[0]
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state.spawn(1)[0]
-    return random_state
+    return child_random_states(random_state, 1)[0]
 
 
 def composed_report(selection, model, part=CATEGORY_PART):

@@ -277,15 +277,14 @@ def row_quantiles(X) -> tuple:
     >>> row_quantiles(X)
     (array([1.]), array([198.]))
     """
-    if sp.issparse(X):
-        return extremes(X, axis=1)
-    X = np.asarray(X, dtype=float)
-    k = row_rank(X.shape[1], sparse=False)
-    if k == 1:
-        return X.min(axis=1), X.max(axis=1)
-    p = X.shape[1]
-    parted = np.partition(X, (k - 1, p - k), axis=1)
-    return parted[:, k - 1], parted[:, p - k]
+    if not sp.issparse(X):
+        X = np.asarray(X, dtype=float)
+        p = X.shape[1]
+        k = row_rank(p, sparse=False)
+        if k > 1:
+            parted = np.partition(X, (k - 1, p - k), axis=1)
+            return parted[:, k - 1], parted[:, p - k]
+    return extremes(X, axis=1)
 
 
 def row_extreme_counts(X, grid: LogGrid = GRID) -> np.ndarray:

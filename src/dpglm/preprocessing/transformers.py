@@ -93,6 +93,7 @@ __all__ = [
     "check_pipeline",
     "check_random_state",
     "frame_feature_names",
+    "leaf_steps",
     "leak_messages",
     "leaking_steps",
 ]
@@ -825,20 +826,44 @@ def _fitted_attributes(step) -> list:
     return sorted(a for a in vars(step) if a.endswith("_") and not a.startswith("__"))
 
 
+def leaf_steps(steps) -> list:
+    """``(name, step)`` for every step of ``steps`` that is not a container, nested ones too.
+
+    ``steps`` are ``(name, step)`` pairs, as ``Pipeline.steps``. A pipeline,
+    a ``FeatureUnion`` or a ``ColumnTransformer`` gives the steps it holds
+    (a fitted ``ColumnTransformer`` its fitted clones, ``transformers_``),
+    named ``outer__inner`` as ``set_params`` spells them; every step of a
+    nested pipeline counts, its last one too (it transforms). ``None``,
+    ``"passthrough"`` and ``"drop"`` hold nothing.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline, make_union
+    >>> union = make_union(PrivateClipper(), "passthrough")
+    >>> [name for name, _ in leaf_steps([("prep", make_pipeline(union, PrivateClipper()))])]
+    ['prep__featureunion__privateclipper', 'prep__privateclipper']
+    """
+    found = []
+    for name, step in steps:
+        if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+            continue
+        if isinstance(step, Pipeline):
+            held = step.steps
+        elif isinstance(step, FeatureUnion):
+            held = step.transformer_list
+        elif isinstance(step, ColumnTransformer):
+            fitted = getattr(step, "transformers_", step.transformers)
+            held = [(inner, s) for inner, s, _ in fitted]
+        else:
+            found.append((name, step))
+            continue
+        found += leaf_steps([(f"{name}__{inner}", s) for inner, s in held])
+    return found
+
+
 def _leaks_of(name, step) -> list:
-    """``(name, step, what)`` for ``step`` (and what it holds) if it learned without privacy."""
-    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
-        return []
-    if isinstance(step, Pipeline):
-        # every step of a pipeline used as a transformer transforms, its last one too
-        return [leak for inner, s in step.steps for leak in _leaks_of(f"{name}__{inner}", s)]
-    if isinstance(step, FeatureUnion):
-        return [
-            leak for inner, s in step.transformer_list for leak in _leaks_of(f"{name}__{inner}", s)
-        ]
-    if isinstance(step, ColumnTransformer):
-        held = getattr(step, "transformers_", step.transformers)
-        return [leak for inner, s, _ in held for leak in _leaks_of(f"{name}__{inner}", s)]
+    """``(name, step, what)`` for a step that is not a container, if it learned without
+    privacy."""
     report = getattr(step, "privacy_report_", None)
     if isinstance(step, _RangeTransformer) or isinstance(report, PrivacyReport):
         if report is not None and report.non_private:
@@ -934,7 +959,7 @@ def leaking_steps(steps) -> list:
     >>> [(name, what[:28]) for name, _, what in leaking_steps([("scale", scaler)])]
     [('scale', 'learned data_max_, data_min_')]
     """
-    return [leak for name, step in steps for leak in _leaks_of(name, step)]
+    return [leak for name, step in leaf_steps(steps) for leak in _leaks_of(name, step)]
 
 
 def leak_messages(found) -> list:

@@ -26,17 +26,16 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 from sklearn.base import clone
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.pipeline import Pipeline
 
-from dpglm.estimators.tables import composed_report
+from dpglm.estimators.tables import child_random_states, composed_report
 from dpglm.preprocessing.encoders import PrivateOneHotEncoder
 from dpglm.preprocessing.transformers import (
     PrivateClipper,
     PrivateMinMaxScaler,
     PrivateStandardScaler,
+    leaf_steps,
     leak_messages,
     leaking_steps,
 )
@@ -106,23 +105,10 @@ def final_candidates(candidates, name):
     return found
 
 
-def _private_steps(step) -> list:
-    """dpglm's private transformers held by ``step``, nested ones included, in order.
-
-    A fitted ``ColumnTransformer`` holds clones of its transformers
-    (``transformers_``): those are the ones fitted.
-    """
-    if isinstance(step, _PRIVATE_STEPS):
-        return [step]
-    if isinstance(step, Pipeline):
-        held = [s for _, s in step.steps]
-    elif isinstance(step, FeatureUnion):
-        held = [s for _, s in step.transformer_list]
-    elif isinstance(step, ColumnTransformer):
-        held = [s for _, s, _ in getattr(step, "transformers_", step.transformers)]
-    else:
-        return []
-    return [found for s in held for found in _private_steps(s)]
+def _private_steps(pipeline) -> list:
+    """dpglm's private transformers held by ``pipeline``'s steps, nested ones included, in
+    order (a fitted ``ColumnTransformer``'s are its fitted clones)."""
+    return [s for _, s in leaf_steps(pipeline.steps) if isinstance(s, _PRIVATE_STEPS)]
 
 
 def _releases(step) -> bool:
@@ -130,17 +116,6 @@ def _releases(step) -> bool:
     if isinstance(step, PrivateClipper | PrivateMinMaxScaler):
         return step.bounds is None
     return True
-
-
-def _seeds(random_state, k):
-    """``k`` seeds for the steps, apart from the search's own stream (see
-    :func:`~dpglm.estimators.tables.child_random_state`)."""
-    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
-        random_state = np.random.SeedSequence(int(random_state))
-    if isinstance(random_state, np.random.SeedSequence):
-        # spawned after the child the search's category selection would take
-        return random_state.spawn(k + 1)[1:]
-    return [random_state] * k
 
 
 class FittedSteps:
@@ -226,7 +201,9 @@ def fit_steps(pipeline, X, y, *, epsilon, delta, share, budget, random_state):
         each = (share * epsilon / len(private), share * delta / len(private))
         rest = (epsilon * (1.0 - share), delta * (1.0 - share))
     own = [step.random_state for step in private]
-    for step, seed in zip(private, _seeds(random_state, len(private)), strict=True):
+    # children after the one the search's category selection would take
+    seeds = child_random_states(random_state, len(private), skip=1)
+    for step, seed in zip(private, seeds, strict=True):
         step.set_params(epsilon=each[0], delta=each[1], budget=budget, random_state=seed)
     steps.fit(X, y)
     fitted = [s for s in _private_steps(steps) if _releases(s)]

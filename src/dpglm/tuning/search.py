@@ -17,6 +17,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
+from dpglm.estimators.dispatch import default_delta
 from dpglm.estimators.multiclass import label_assumption
 from dpglm.estimators.tables import categorical_columns, composed_report, select_for
 from dpglm.exceptions import NonNumericColumnError, PlanError
@@ -208,6 +209,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     # -- validation ---------------------------------------------------------------------
 
+    def _delta(self, n):
+        """``delta``, or the default ``1 / n**2`` for ``n`` records."""
+        return default_delta(n) if self.delta is None else float(self.delta)
+
     def _check_params(self):
         from dpglm.estimators import ESTIMATORS
 
@@ -368,7 +373,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if sp.issparse(X):
             # rows are taken from it after the charge: in a format that can take them
             X = X.tocsr()
-        delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
+        delta = self._delta(n)
         delta -= settings.get("selection_delta", 0.0)
         n_val, n_train = _split_sizes(n, settings["fraction"])
         shape_info = (n_train, p, settings["classifier"], sp.issparse(X), n_classes)
@@ -517,7 +522,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         n = np.shape(X)[0]
         _split_sizes(n, settings["fraction"])  # refused before anything is charged
         epsilon = settings["epsilon"]
-        delta = 1.0 / float(n) ** 2 if self.delta is None else float(self.delta)
+        delta = self._delta(n)
         steps, rest = fit_steps(
             self.estimator,
             X,
@@ -545,7 +550,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "feature_bounds; give the numeric columns' bounds to the estimator"
             )
         epsilon = settings["epsilon"]
-        delta = 1.0 / float(len(X)) ** 2 if self.delta is None else float(self.delta)
+        delta = self._delta(len(X))
         run = clone(self.estimator).set_params(budget=settings["budget"])
         encoding, bounds, rest = select_for(run, X, epsilon, delta, self.random_state)
         base = clone(self.estimator).set_params(
