@@ -51,7 +51,7 @@ from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from bench_defaults import load_dataset
-from dpglm import DPLogisticRegression
+from dpglm import DPLogisticRegression, PrivacyLeakWarning
 from dpglm.privacy.calibration import calibrate
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from readme_tables import replace_table
@@ -146,7 +146,7 @@ def dpglm_fits(X, y, Xt, yt):
             acc, auc = [], []
             for seed in range(SEEDS):
                 with warnings.catch_warnings():
-                    warnings.simplefilter("error", category=_leak())
+                    warnings.simplefilter("error", category=PrivacyLeakWarning)
                     model = DPLogisticRegression(
                         epsilon=epsilon, solver=solver, step=step, random_state=seed
                     )
@@ -156,12 +156,6 @@ def dpglm_fits(X, y, Xt, yt):
             rows.append({"epsilon": epsilon, "step": step, "solver": model.solver_,
                          "accuracy": acc, "auc": auc})  # fmt: skip
     return rows
-
-
-def _leak():
-    from dpglm import PrivacyLeakWarning
-
-    return PrivacyLeakWarning
 
 
 def _mean(values):

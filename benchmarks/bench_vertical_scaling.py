@@ -61,12 +61,20 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg as sl
 
-from bench_distributed import ResidentDaskEngine, local_cluster, make_data, party_ranges, reference
+from bench_distributed import (
+    ResidentDaskEngine,
+    local_cluster,
+    make_data,
+    party_ranges,
+    reference,
+    relative,
+)
 from dpglm.distributed import vertical_fw
 from dpglm.penalties import L1, L1Ball
 from dpglm.problem import Problem
 from dpglm.solvers.registry import get_solver
 from readme_tables import replace_table
+from result_store import spread
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_vertical_scaling.json"
@@ -89,11 +97,6 @@ SECTION = """## Feature-split private Frank-Wolfe against n: where it pays
 the problem are in its docstring): the vertical fit with its parameter rule, against the
 centralized private Frank-Wolfe and DP-GCD on the same data, for n from 200,000 to
 1,000,000. Figure: `results/bench_vertical_scaling.png`."""
-
-
-def relative(X, y, coef, f_star):
-    r = X @ coef - y
-    return float(r @ r / (2 * len(y)) - f_star) / f_star
 
 
 def timed(fn):
@@ -174,8 +177,8 @@ def vertical_rows(X, y, radius, parties, epsilons, seeds, delta):
                             "sketch_dim": info["sketch_dim"],
                             "tau": info["tau"],
                             "clip": info["clip"],
-                            "rule": _plain(info["rule"]),
-                            "regime": _plain(info["regime"]),
+                            "rule": info["rule"],
+                            "regime": info["regime"],
                             "report_epsilon": fit.report.epsilon,
                         }
                     )
@@ -188,44 +191,30 @@ def vertical_rows(X, y, radius, parties, epsilons, seeds, delta):
     return rows
 
 
-def _plain(value):
-    """``value`` with NumPy scalars and arrays as JSON types."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def measure(config):
     out = {"config": config, "points": []}
     for n in config["ns"]:
         d = config["d"]
         print(f"n = {n:,}, d = {d}", flush=True)
         X, y, w_true = make_data(n, d)
-        X = np.asfortranarray(X)
+        plain = Problem(X, y, "squared")
         radius = float(np.abs(w_true).sum())
         ref = reference(X, y, radius)
-        r = X @ ref["theta"] - y
-        f_star = float(r @ r) / (2 * n)
+        f_star = plain.objective(ref["theta"])
         delta = 1.0 / n**2
         lam = matching_lambda(X, y, ref["theta"])
         rows = central_rows(X, y, radius, lam, config["epsilons"], config["seeds"], delta)
         rows += vertical_rows(X, y, radius, config["parties"], config["epsilons"],
                               config["seeds"], delta)  # fmt: skip
         for row in rows:
-            row["relative_suboptimality"] = relative(X, y, row.pop("coef"), f_star)
+            row["relative_suboptimality"] = relative(plain, row.pop("coef"), f_star)
         point = {
             "n": n,
             "d": d,
             "delta": delta,
             "f_star": f_star,
             "reference_gap": ref["gap"],
-            "rel_zero": relative(X, y, np.zeros(d), f_star),
+            "rel_zero": relative(plain, np.zeros(d), f_star),
             "radius": radius,
             "lambda": lam,
             "rows": rows,
@@ -234,7 +223,7 @@ def measure(config):
             print(f"  {row['method']:<14} eps={row['epsilon']:<4g} seed={row['seed']}: "
                   f"rel {row['relative_suboptimality']:.4g} ({row['seconds']:.1f} s)")  # fmt: skip
         out["points"].append(point)
-        del X
+        del X, plain
     return out
 
 
@@ -249,13 +238,11 @@ def curves(report):
         for row in point["rows"]:
             groups.setdefault((row["method"], row["epsilon"]), []).append(row)
         for key, rows in groups.items():
-            rel = [r["relative_suboptimality"] for r in rows]
+            rel = spread([r["relative_suboptimality"] for r in rows])
             table.setdefault(key, []).append(
                 {
                     "n": point["n"],
-                    "mean": float(np.mean(rel)),
-                    "min": float(np.min(rel)),
-                    "max": float(np.max(rel)),
+                    **rel,
                     "seconds": float(np.mean([r["seconds"] for r in rows])),
                     "uplink": rows[0].get("uplink"),
                     "n_iter": rows[0].get("n_iter"),
@@ -333,6 +320,28 @@ def _n(value):
     return f"{value:.2g}"
 
 
+def _methods(config):
+    return ["central-fw", "dp-gcd", *(f"vertical K={K}" for K in config["parties"])]
+
+
+def _method_rows(table, config, cell):
+    """A row per epsilon and method, ``cell`` of each n's point."""
+    return [
+        f"| {method} | {epsilon:g} | "
+        + " | ".join(cell(c) for c in table[(method, epsilon)])
+        + " |"
+        for epsilon in config["epsilons"]
+        for method in _methods(config)
+    ]
+
+
+def _time_cell(c):
+    cell = f"{c['seconds']:.1f} s"
+    if c["uplink"] is not None:
+        cell += f", T {c['n_iter']}, m {c['sketch_dim']}, {c['uplink'] / 1e6:.2g} MB"
+    return cell
+
+
 def markdown(report):
     config = report["config"]
     table = curves(report)
@@ -345,14 +354,9 @@ def markdown(report):
         "| method | epsilon | " + " | ".join(f"n = {p['n']:,}" for p in points) + " |",
         "|---|---|" + "---|" * len(points),
     ]
-    methods = ["central-fw", "dp-gcd", *(f"vertical K={K}" for K in config["parties"])]
-    for epsilon in config["epsilons"]:
-        for method in methods:
-            cells = [
-                f"{c['mean']:.3g} [{c['min']:.3g}, {c['max']:.3g}]"
-                for c in table[(method, epsilon)]
-            ]
-            lines.append(f"| {method} | {epsilon:g} | " + " | ".join(cells) + " |")
+    lines += _method_rows(
+        table, config, lambda c: f"{c['mean']:.3g} [{c['min']:.3g}, {c['max']:.3g}]"
+    )
     lines += [
         "",
         "Wall time per fit (mean, seconds; vertical on the cluster, centralized in this "
@@ -361,15 +365,7 @@ def markdown(report):
         "| method | epsilon | " + " | ".join(f"n = {p['n']:,}" for p in points) + " |",
         "|---|---|" + "---|" * len(points),
     ]
-    for epsilon in config["epsilons"]:
-        for method in methods:
-            cells = []
-            for c in table[(method, epsilon)]:
-                cell = f"{c['seconds']:.1f} s"
-                if c["uplink"] is not None:
-                    cell += f", T {c['n_iter']}, m {c['sketch_dim']}, {c['uplink'] / 1e6:.2g} MB"
-                cells.append(cell)
-            lines.append(f"| {method} | {epsilon:g} | " + " | ".join(cells) + " |")
+    lines += _method_rows(table, config, _time_cell)
     lines += [
         "",
         "Crossovers (smallest n; interpolated between measured points, or extrapolated from "
@@ -400,7 +396,7 @@ def figure(report, path):
     fig, axes = plt.subplots(1, len(epsilons), figsize=(5 * len(epsilons), 4.2), squeeze=False)
     ns = [p["n"] for p in report["points"]]
     for ax, epsilon in zip(axes[0], epsilons, strict=True):
-        for method in ["central-fw", "dp-gcd", *(f"vertical K={K}" for K in config["parties"])]:
+        for method in _methods(config):
             c = table[(method, epsilon)]
             mean = [v["mean"] for v in c]
             err = [[v["mean"] - v["min"] for v in c], [v["max"] - v["mean"] for v in c]]
@@ -434,7 +430,8 @@ def main(argv=None) -> int:
                              "scipy": sl.__name__}  # fmt: skip
         report["crossovers"] = crossovers(report)
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(report, indent=1))
+        # NumPy scalars and arrays in the rule and the regime, as JSON numbers and lists
+        path.write_text(json.dumps(report, indent=1, default=lambda value: value.tolist()))
     text = markdown(report)
     print(text)
     figure(report, path.with_suffix(".png"))
