@@ -23,6 +23,11 @@ held-out ``R^2`` over three seeds:
    1,000,000), against ``w = 0``; ``--large-sketch-dim`` and ``--large-n-iter``
    fix ``m`` and ``T`` instead; rows of other ``n`` from earlier runs are kept.
 
+Parts 1 and 3 run the paper's Gaussian sketch (``sketch="gaussian"``); parts 2
+and 4 the sketch of ``--sketch`` (default ``count``, the fit's default), and
+keep the rows of the other sketch from earlier runs (rows recorded before the
+count sketch existed are the Gaussian's). Every row names its sketch.
+
 Run ``python benchmarks/bench_vertical_rule.py`` (about 25 minutes on 2 cores;
 ``--parts 1,2`` for some parts only). Writes
 ``benchmarks/results/bench_vertical_rule.json``.
@@ -72,6 +77,7 @@ def fit_row(problem, test, radius, epsilon, seed, **kwargs):
     selection, sketch = fit.report.mechanisms
     regime = fit.info["regime"]
     return {
+        "sketch": fit.info["sketch"],
         "epsilon": epsilon,
         "seed": seed,
         "r2": r2(*test, fit.coef),
@@ -107,18 +113,18 @@ def calibration(problem, test, radius):
         for accountant in ("paper", None):
             for seed in range(SEEDS):
                 row = fit_row(problem, test, radius, epsilon, seed, accountant=accountant,
-                              **SKETCH_SIZES)  # fmt: skip
+                              sketch="gaussian", **SKETCH_SIZES)  # fmt: skip
                 row["calibration"] = accountant or "default"
                 rows.append(row)
                 show(row["calibration"], row)
     return rows
 
 
-def rule(problem, test, radius, epsilons=(1.0, 2.0, 4.0, 16.0), seeds=SEEDS):
+def rule(problem, test, radius, epsilons=(1.0, 2.0, 4.0, 16.0), seeds=SEEDS, sketch="count"):
     rows = []
     for epsilon in epsilons:
         for seed in range(seeds):
-            row = fit_row(problem, test, radius, epsilon, seed)
+            row = fit_row(problem, test, radius, epsilon, seed, sketch=sketch)
             rows.append(row)
             show("rule", row)
     return rows
@@ -126,14 +132,14 @@ def rule(problem, test, radius, epsilons=(1.0, 2.0, 4.0, 16.0), seeds=SEEDS):
 
 def grid(problem, test, radius, epsilon=4.0):
     n = problem.n_samples
-    chosen = vertical_fw_rule(n, D, K, epsilon, 1.0 / n**2, radius, 1.0)
+    chosen = vertical_fw_rule(n, D, K, epsilon, 1.0 / n**2, radius, 1.0, sketch="gaussian")
     rows = []
     for T in (25, 50, 100):
         for m in (200, chosen.sketch_dim):
             for C in (1.0, chosen.clip, 4.0 * chosen.clip):
                 for seed in range(SEEDS):
                     row = fit_row(problem, test, radius, epsilon, seed, n_iter=T, sketch_dim=m,
-                                  clip=C)  # fmt: skip
+                                  clip=C, sketch="gaussian")  # fmt: skip
                     rows.append(row)
                     show("grid", row)
     return {"rule": chosen.as_dict(), "rows": rows}
@@ -161,6 +167,12 @@ def main(argv=None):
     parser.add_argument("--large", default="1000000")
     parser.add_argument("--large-sketch-dim", type=int, default=None)
     parser.add_argument("--large-n-iter", type=int, default=None)
+    parser.add_argument(
+        "--sketch",
+        choices=("count", "gaussian"),
+        default="count",
+        help="the sketch of parts 2 and 4 (parts 1 and 3: the paper's Gaussian)",
+    )
     args = parser.parse_args(argv)
     parts = {int(p) for p in args.parts.split(",")}
     train, test, w = make_data(N, D, NONZEROS)
@@ -170,14 +182,21 @@ def main(argv=None):
                          "radius": radius, "delta": 1.0 / N**2}}  # fmt: skip
     if RESULTS.exists():  # parts not rerun keep their last results
         report = {**json.loads(RESULTS.read_text()), **report}
+        for part in ("calibration", "rule", "large"):  # rows from before the count sketch
+            for row in report.get(part, []):
+                row.setdefault("sketch", "gaussian")
     if 1 in parts:
         print("1. calibration: the paper's against the default, sizes of bench_vertical_sketch")
         report["calibration"] = calibration(problem, test, radius)
     if 2 in parts:
         print("2. the rule: only epsilon, delta, parties, radius and feature_bounds given")
         epsilons = [float(e) for e in args.rule_epsilons.split(",")]
-        kept = [row for row in report.get("rule", []) if row["epsilon"] not in epsilons]
-        report["rule"] = kept + rule(problem, test, radius, epsilons, args.rule_seeds)
+        kept = [
+            row
+            for row in report.get("rule", [])
+            if row["epsilon"] not in epsilons or row["sketch"] != args.sketch
+        ]
+        report["rule"] = kept + rule(problem, test, radius, epsilons, args.rule_seeds, args.sketch)
     if 3 in parts:
         print("3. the rule against a grid at epsilon 4")
         report["grid"] = grid(problem, test, radius)
@@ -185,7 +204,7 @@ def main(argv=None):
         print("4. larger n at epsilon 1")
         del problem, train
         sizes = [int(x) for x in args.large.split(",")]
-        given = {}
+        given = {"sketch": args.sketch}
         if args.large_sketch_dim is not None:
             given["sketch_dim"] = args.large_sketch_dim
         if args.large_n_iter is not None:
@@ -195,7 +214,7 @@ def main(argv=None):
         kept = [
             row
             for row in report.get("large", [])
-            if not (row["n"] in sizes and row.get("given", {}) == given)
+            if not (row["n"] in sizes and {"sketch": "gaussian", **row.get("given", {})} == given)
         ]
         report["large"] = kept + rows
     report["machine"] = {"python": platform.python_version(), "platform": platform.platform()}

@@ -108,6 +108,33 @@ def test_the_sketch_is_rebuilt_from_its_public_seed():
     assert spec.column_norm_bound() < np.linalg.norm(J, 2)  # tighter than the paper's sigma(J)
     identity = SketchSpec(40, None, 0)
     assert (identity.m, identity.gaussian(), identity.column_norm_bound()) == (40, None, 1.0)
+    with pytest.raises(ValueError, match="sketch must be one of"):
+        SketchSpec(40, 6, 0, "hadamard")
+
+
+def test_a_count_sketch_is_one_signed_entry_per_record_and_unbiased():
+    spec = SketchSpec(n_samples=500, dim=7, seed=5, kind="count")
+    J = spec.matrix()
+    np.testing.assert_array_equal(J, SketchSpec(500, 7, 5, "count").matrix())
+    assert not np.array_equal(J, SketchSpec(500, 7, 6, "count").matrix())
+    assert spec.gaussian() is None and spec.column_norm_bound() == 1.0
+    np.testing.assert_array_equal(np.abs(J).sum(axis=0), np.ones(500))  # one +-1 per column
+    np.testing.assert_array_equal(np.linalg.norm(J, axis=0), np.ones(500))
+    # every row is used: 500 records over 7 rows leave none empty (a miss has odds < 1e-30)
+    assert (np.abs(J).sum(axis=1) > 0).all()
+    # the party applies J and J^T without forming it
+    rng = np.random.default_rng(0)
+    X, q = rng.uniform(-1, 1, (500, 2)), rng.normal(size=7)
+    config = PartyConfig(index=0, features=np.arange(2), tau=1, radius=1.0, sketch=spec)
+    party = Party(config, X, np.zeros(500), seed=0)
+    np.testing.assert_allclose(party._sketch_column(1), J @ X[:, 1], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(party._pseudo_margins(q), J.T @ q, rtol=1e-15)
+    # E[J^T J] = I: over many seeds, a^T J^T J b averages to a^T b (std of the mean ~ 0.05)
+    a, b = X[:, 0], X[:, 1]
+    sketches = [SketchSpec(500, 7, seed, "count").matrix() for seed in range(400)]
+    estimates = [(J @ a) @ (J @ b) for J in sketches]
+    spread = np.std(estimates) / math.sqrt(len(estimates))
+    assert abs(np.mean(estimates) - a @ b) < 6 * spread
 
 
 # --- the protocol without noise -------------------------------------------------------------
@@ -243,7 +270,7 @@ def test_paper_calibration_splits_the_budget_and_the_report_matches_the_plan(pro
     assert (selection.part, sharing.part) == ("index selection", "feature sharing")
     assert selection.details["noise"] == "laplace" and not selection.details["monotone"]
     assert selection.sensitivity == pytest.approx(2 * radius * clip / n, rel=1e-14)
-    column_norm = SketchSpec(n, m, info["sketch_seed"]).column_norm_bound()
+    column_norm = SketchSpec(n, m, info["sketch_seed"], info["sketch"]).column_norm_bound()
     assert sharing.sensitivity == pytest.approx(2 * bound * column_norm, rel=1e-14)
     # the parties ran exactly the plan's noise
     np.testing.assert_allclose(info["selection_noise_scale"], selection.noise_scale, rtol=1e-14)
@@ -364,15 +391,17 @@ def test_problems_the_protocol_cannot_fit_are_refused():
         vertical_fw(X, **kwargs)
 
 
-def test_declared_sketch_sensitivity_bounds_every_neighbour_and_is_reached(problem):
+@pytest.mark.parametrize("sketch", ["count", "gaussian"])
+def test_declared_sketch_sensitivity_bounds_every_neighbour_and_is_reached(problem, sketch):
     """White-box: swapping one record moves the sketch of a clipped column by at most the
     report's sensitivity, and the swap of the record at the longest column of J reaches it."""
     bound, m = 0.5, 20
-    fit = vertical_fw(problem, **private_kwargs(feature_bounds=bound, sketch_dim=m))
+    fit = vertical_fw(problem, **private_kwargs(feature_bounds=bound, sketch_dim=m, sketch=sketch))
     declared = fit.report.mechanisms[1].sensitivity
     n, p = problem.n_samples, problem.n_features
-    spec = SketchSpec(n, m, fit.info["sketch_seed"])
-    worst = int(np.argmax(np.linalg.norm(spec.gaussian(), axis=0)))
+    spec = SketchSpec(n, m, fit.info["sketch_seed"], sketch)
+    assert fit.info["sketch"] == sketch and (sketch == "gaussian") == (declared > 2 * bound)
+    worst = int(np.argmax(np.linalg.norm(spec.matrix(), axis=0)))
     config = PartyConfig(
         index=0, features=np.arange(p), tau=1, radius=1.0, sketch=spec,
         feature_bounds=np.full(p, bound),
@@ -432,7 +461,7 @@ def test_one_party_selection_audit(variant, monkeypatch, request):
     z_selection, z_sketch = selection.noise_multiplier, sharing.noise_multiplier
     config = PartyConfig(
         index=0, features=np.arange(COORDS), tau=COORDS, radius=1.0,
-        sketch=SketchSpec(X.shape[0], 1, fit.info["sketch_seed"]), clip=CLIP,
+        sketch=SketchSpec(X.shape[0], 1, fit.info["sketch_seed"], fit.info["sketch"]), clip=CLIP,
         feature_bounds=np.ones(COORDS),
         selection=Release(NoisyMaxEvent(noise="laplace", noise_multiplier=z_selection)),
         selection_scale=fit.info["selection_noise_scale"][0],

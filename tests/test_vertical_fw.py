@@ -82,7 +82,8 @@ def test_the_plan_has_three_parts_calibrated_as_a_whole():
     assert target.part == "target sharing" and info["calibration"]["mode"] == "accounted"
     assert info["regime"] is None  # predicted for the paper's variant only
     assert report.epsilon <= FIT["epsilon"] and report.epsilon == pytest.approx(2.0, rel=1e-3)
-    column_norm = SketchSpec(n, FIT["sketch_dim"], info["sketch_seed"]).column_norm_bound()
+    spec = SketchSpec(n, FIT["sketch_dim"], info["sketch_seed"], info["sketch"])
+    column_norm = spec.column_norm_bound()
     B = info["target_bound"]
     assert pytest.approx(2 * FIT["radius"] * FIT["feature_bounds"]) == B  # sum_k r_k b
     assert target.sensitivity == pytest.approx(2 * B * column_norm, rel=1e-14)
@@ -143,7 +144,9 @@ def test_the_default_ratio_of_the_multipliers_minimises_the_noise_on_the_last_sc
     error = math.sqrt(n / info["sketch_dim"]) * spread * r
     kappa = math.erf(clip / (math.sqrt(2) * spread * math.hypot(sigma, error)))
     assert (kappa < 0.1) == (clip == 1.0)  # both regimes: clipped far below the noise, or not
-    a_sel = math.sqrt(2) * selection.sensitivity / kappa  # the Laplace draws' std
+    # the Laplace draws' std, weighed by the iterate's averaging of the T selections
+    T = len(info["step_sizes"])
+    a_sel = math.sqrt(2) * selection.sensitivity / kappa * math.sqrt(50 / T)
     a_f = r * sigma / z_g * spread * math.sqrt(n) / n
     W_sel = selection.count * selection.details["rho"] * z_sel**2  # rho at multiplier 1
     W_g = sketch.count / 2
@@ -217,9 +220,14 @@ def test_parameters_left_out_come_from_the_rule():
 def test_the_rule_follows_its_derivation():
     n, d, K, r = 100_000, 100, 2, 18.0
     rule = vertical_fw_rule(n, d, K, 4.0, 1e-10, r, 1.0)
-    # m with sqrt(d / m) = 0.35; T with Frank-Wolfe's error half the sketch's; tau = d / K
-    assert rule.sketch_dim == math.ceil(d / 0.35**2)
-    assert rule.n_iter == math.ceil(4 * 4.5 / 0.35 - 2) and rule.tau == d // K
+    paper = vertical_fw_rule(n, d, K, 4.0, 1e-10, r, 1.0, sketch="gaussian")
+    # m with sqrt(d / m) = 0.35; T with Frank-Wolfe's error an eighth of the sketch's (count)
+    # or half of it (Gaussian); tau = d / K
+    assert rule.sketch_dim == paper.sketch_dim == math.ceil(d / 0.35**2)
+    assert rule.n_iter == math.ceil(16 * 4.5 / 0.35 - 2) and rule.tau == d // K
+    assert paper.n_iter == math.ceil(4 * 4.5 / 0.35 - 2) and paper.tau == d // K
+    # the count sketch's column norm is 1, the Gaussian's above: less noise on each margin
+    assert rule.margin_noise < paper.margin_noise
     # the noise on a pseudo-margin does not grow with T (the sketches' multiplier does)
     from dpglm.distributed.vertical_rule import full_rule
 
@@ -235,9 +243,11 @@ def test_the_rule_follows_its_derivation():
     assert not small.beats_zero and small.min_n > n
     there = vertical_fw_rule(small.min_n, d, K, 1.0, 1e-10, r, 1.0)
     assert there.snr == pytest.approx(small.snr_needed, rel=0.1)
-    # each party rebuilds J: m n is capped
-    capped = vertical_fw_rule(10**7, d, K, 4.0, 1e-10, r, 1.0)
-    assert (capped.sketch_dim, capped.n_iter) == (20, rule.n_iter)
+    # each party rebuilds J: a Gaussian sketch's m n is capped, a count sketch's n is not
+    capped = vertical_fw_rule(10**7, d, K, 4.0, 1e-10, r, 1.0, sketch="gaussian")
+    assert (capped.sketch_dim, capped.n_iter) == (20, paper.n_iter)
+    uncapped = vertical_fw_rule(10**7, d, K, 4.0, 1e-10, r, 1.0)
+    assert (uncapped.sketch_dim, uncapped.n_iter) == (rule.sketch_dim, rule.n_iter)
 
 
 def test_a_fit_far_outside_its_regime_warns_before_the_budget_is_charged():
@@ -274,7 +284,7 @@ def party_zero(fit, X, y, n, m):
     p = X.shape[1]
     config = PartyConfig(
         index=0, features=np.arange(p), tau=p, radius=1.0,
-        sketch=SketchSpec(n, m, info["sketch_seed"]), clip=info["clip"],
+        sketch=SketchSpec(n, m, info["sketch_seed"], info["sketch"]), clip=info["clip"],
         feature_bounds=np.ones(p),
         selection=Release(
             NoisyMaxEvent(noise="laplace", noise_multiplier=selection.noise_multiplier)
@@ -300,7 +310,7 @@ def test_the_uploads_carry_the_planned_gaussian_noise(variant, monkeypatch, requ
     fit = vertical_fw(prob, **{**FIT, "parties": 1, "tau": 6, "radius": 1.0})
     planned = fit.report.mechanisms
     config = party_zero(fit, X, prob.y, n, m)
-    G = config.sketch.gaussian() / math.sqrt(m)
+    G = config.sketch.matrix()
     y = np.clip(prob.y, -config.target_bound, config.target_bound)
     seeds = np.random.SeedSequence(seed_of(request.node.name)).spawn(N_RUNS // 10)
     feature_z, target_z = [], []
@@ -319,8 +329,9 @@ def test_the_uploads_carry_the_planned_gaussian_noise(variant, monkeypatch, requ
             assert p_low < ALPHA / 2, (name, p_low)
 
 
+@pytest.mark.parametrize("sketch", ["count", "gaussian"])
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
-def test_target_sketch_gaussian_audit(variant, monkeypatch, request):
+def test_target_sketch_gaussian_audit(variant, sketch, monkeypatch, request):
     """Neighbours that differ in the target of the record at J's longest column, +-B beyond
     the clip: the statistic is the upload projected on J e_i; its mu may not exceed 1 / z_y."""
     if variant != "correct":
@@ -330,12 +341,14 @@ def test_target_sketch_gaussian_audit(variant, monkeypatch, request):
     X = np.asarray(prob.X)
     # most of the budget to the targets' single release, so that its claim is auditable
     fit = vertical_fw(
-        prob, **{**FIT, "parties": 1, "tau": 3, "sketch_dim": m, "n_iter": 1, "epsilon": 8.0}
+        prob,
+        **{**FIT, "parties": 1, "tau": 3, "sketch_dim": m, "n_iter": 1, "epsilon": 8.0},
+        sketch=sketch,
     )
     target = fit.report.mechanisms[2]
     mu_claim = 1.0 / target.noise_multiplier
     config = party_zero(fit, X, prob.y, n, m)
-    G = config.sketch.gaussian() / math.sqrt(m)
+    G = config.sketch.matrix()
     worst = int(np.argmax(np.linalg.norm(G, axis=0)))
     direction = G[:, worst] / np.linalg.norm(G[:, worst])
     B = config.target_bound

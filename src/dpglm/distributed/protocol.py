@@ -3,7 +3,8 @@
 ``K`` parties each hold a disjoint block of the columns of ``A`` (``n x d``)
 and the targets ``y``; a coordinator holds the iterate ``x``, the public step
 sizes and the shared sketch ``q = J A x`` of the margins, where ``J`` is the
-public ``m x n`` Johnson-Lindenstrauss matrix. At iteration ``t`` the
+public ``m x n`` sketch (:class:`SketchSpec`: a count sketch, or the paper's
+Gaussian Johnson-Lindenstrauss matrix). At iteration ``t`` the
 coordinator broadcasts ``q`` and every party, on its own,
 
 1. forms the pseudo-margins ``u = J^T q`` (``J^T J ~ I``, so ``u ~ A x``),
@@ -20,7 +21,7 @@ The coordinator then moves ``x <- (1 - gamma) x + gamma sum_k sign_k r_k e_{j_k}
 and ``q <- (1 - gamma) q + gamma sum_k sign_k r_k (J a_{j_k} + noise)``, which is
 all it ever needs: it never holds ``J`` nor any column.
 
-**Centred** (``PartyConfig.centred``; the default of
+**Centred** (``PartyConfig.centred``; ``variant="centred"`` of
 :func:`~dpglm.distributed.vertical_fw.vertical_fw`): the broadcast sketches the
 *residual* ``A x - y`` instead of the margins. Party 0 appends ``J y + noise``
 (``m`` more float64) to its first message, and the coordinator broadcasts
@@ -70,8 +71,11 @@ from dpglm.privacy.releases import Release
 from dpglm.solvers.fw_sampling import TauNice
 
 __all__ = [
+    "COUNT",
     "FLOAT_BYTES",
+    "GAUSSIAN",
     "INT_BYTES",
+    "SKETCHES",
     "Coordinator",
     "Party",
     "PartyConfig",
@@ -80,6 +84,7 @@ __all__ = [
     "PartySetup",
     "ProtocolError",
     "SketchSpec",
+    "check_sketch_kind",
     "decode_message",
     "encode_message",
 ]
@@ -93,6 +98,10 @@ _FLOAT = np.dtype("<f8")
 #: the datafit code of the squared loss (see dpglm.datafits): the only one whose
 #: gradient is linear in the margins, which is what the sketch preserves
 _SQUARED = "squared"
+
+#: the kinds of public sketch (see :class:`SketchSpec`)
+GAUSSIAN, COUNT = "gaussian", "count"
+SKETCHES = (GAUSSIAN, COUNT)
 
 
 class PartyError(DpglmError, RuntimeError):
@@ -132,14 +141,44 @@ class ProtocolError(PartyError):
 # --- the public Johnson-Lindenstrauss matrix ------------------------------------------------
 
 
+def check_sketch_kind(kind) -> str:
+    """``kind`` if it names a kind of sketch (:data:`SKETCHES`), else a ValueError.
+
+    Examples
+    --------
+    >>> check_sketch_kind("count")
+    'count'
+    """
+    if not isinstance(kind, str) or kind not in SKETCHES:
+        raise ValueError(f"sketch must be one of {SKETCHES}, got {kind!r}")
+    return kind
+
+
 @dataclass(frozen=True)
 class SketchSpec:
     """The public sketch ``J`` (``m x n``), rebuilt from its seed wherever it is needed.
 
-    ``J`` has i.i.d. ``N(0, 1/m)`` entries, so that ``E[J^T J] = I``. It is
-    never shipped as data: every party rebuilds it from ``seed``, which is
-    public and independent of the data. ``dim=None`` is no sketch (``J = I``,
-    ``m = n``): parties then upload their noisy active columns in full.
+    Two kinds, both with ``E[J^T J] = I`` and drawn from ``seed``, which is
+    public and independent of the data; ``J`` is never shipped as data:
+
+    ``"gaussian"``
+        i.i.d. ``N(0, 1/m)`` entries (the paper's Johnson-Lindenstrauss
+        matrix): ``m n`` floats to hold, ``O(m n)`` work to apply, and a
+        largest column norm above 1 (about ``1 + sqrt(2 log(n) / m)``).
+    ``"count"``
+        a count sketch (Charikar, Chen and Farach-Colton 2002; Clarkson and
+        Woodruff 2013): record ``i`` goes to one row ``h(i)`` with a random
+        sign, so ``J v`` sums the signed entries of each row's records and
+        ``J^T q`` reads ``q[h(i)]``. ``n`` row indices and signs to hold,
+        ``O(n)`` work, and every column of norm exactly 1: the least
+        sensitivity any sketch with ``E[J^T J] = I`` can have (a record's
+        entry moves ``J a`` by ``|a_i - a'_i|``, as it moves ``a`` itself).
+        Inner products ``a^T J^T J r`` are unbiased with the variance of the
+        Gaussian sketch's, ``(||a||^2 ||r||^2 + (a^T r)^2) / m`` up to a term
+        in ``sum_i a_i^2 r_i^2``.
+
+    ``dim=None`` is no sketch (``J = I``, ``m = n``): parties then upload their
+    noisy active columns in full.
 
     Parameters
     ----------
@@ -149,6 +188,7 @@ class SketchSpec:
         ``m``.
     seed : int
         Public seed of ``J``.
+    kind : {"gaussian", "count"}, default="gaussian"
 
     Examples
     --------
@@ -157,11 +197,19 @@ class SketchSpec:
     (10, (10, 50))
     >>> bool(spec.column_norm_bound() > 0.5)
     True
+    >>> count = SketchSpec(n_samples=50, dim=10, seed=3, kind="count")
+    >>> rows, signs = count.hashes()
+    >>> rows.shape, sorted(set(signs.tolist())), count.column_norm_bound()
+    ((50,), [-1.0, 1.0], 1.0)
     """
 
     n_samples: int
     dim: int | None
     seed: int
+    kind: str = GAUSSIAN
+
+    def __post_init__(self):
+        check_sketch_kind(self.kind)
 
     @property
     def m(self) -> int:
@@ -173,15 +221,45 @@ class SketchSpec:
         return self.dim is None
 
     def gaussian(self) -> np.ndarray | None:
-        """``G = sqrt(m) J``, standard normal entries, Fortran order (``None`` for ``J = I``).
+        """``G = sqrt(m) J``, standard normal entries, Fortran order (``None`` unless a
+        Gaussian sketch).
 
         Kept unscaled so that the kernels that apply it read it once per use
         (see :class:`Party`).
         """
-        if self.identity:
+        if self.identity or self.kind != GAUSSIAN:
             return None
         rng = np.random.default_rng(self.seed)
         return np.asfortranarray(rng.standard_normal((self.dim, self.n_samples)))
+
+    def hashes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rows, signs)`` of a count sketch: ``J[rows[i], i] = signs[i]`` (``None`` unless
+        a count sketch)."""
+        if self.identity or self.kind != COUNT:
+            return None
+        rng = np.random.default_rng(self.seed)
+        rows = rng.integers(0, self.dim, size=self.n_samples, dtype=np.int64)
+        signs = rng.integers(0, 2, size=self.n_samples).astype(float) * 2.0 - 1.0
+        return rows, signs
+
+    def matrix(self) -> np.ndarray:
+        """``J`` itself, dense (``m x n``): for checks on small sketches, never in a fit.
+
+        Examples
+        --------
+        >>> J = SketchSpec(n_samples=6, dim=2, seed=0, kind="count").matrix()
+        >>> J.shape, np.abs(J).sum(axis=0).tolist()
+        ((2, 6), [1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+        """
+        if self.identity:
+            return np.eye(self.n_samples)
+        G = self.gaussian()
+        if G is not None:
+            return G / math.sqrt(self.dim)
+        rows, signs = self.hashes()
+        J = np.zeros((self.dim, self.n_samples))
+        J[rows, np.arange(self.n_samples)] = signs
+        return J
 
     def column_norm_bound(self) -> float:
         """``max_i ||J e_i||_2``: how far one record's entry moves a sketched column, per unit.
@@ -191,6 +269,7 @@ class SketchSpec:
         with the largest singular value of ``J``, which is larger (about
         ``sqrt(n / m)`` times here); the largest column norm is the exact
         worst case over records, and depends on ``J`` alone, never on the data.
+        A count sketch's columns have norm 1 by construction.
         """
         G = self.gaussian()
         if G is None:
@@ -383,7 +462,9 @@ class Party:
         )
         self._sampling = TauNice(len(config.features), config.tau)
         self._G = config.sketch.gaussian()
+        self._hashes = config.sketch.hashes()
         self._inv_sqrt_m = 1.0 / math.sqrt(config.sketch.m)
+        self._m = config.sketch.m
         datafit = get_datafit(config.datafit)
         self._code, self._param = datafit.code, datafit.param
         self._clip = np.full(config.tau, config.clip)
@@ -445,6 +526,9 @@ class Party:
 
     def _pseudo_margins(self, q):
         """``u = J^T q``, an estimate of the margins ``A x`` from the public sketch."""
+        if self._hashes is not None:
+            rows, signs = self._hashes
+            return signs * np.asarray(q, dtype=float)[rows]
         if self._G is None:
             return q.copy()
         G = self._G
@@ -493,6 +577,10 @@ class Party:
 
     def _sketch_vector(self, v):
         """``J v`` (a copy of ``v`` without sketch)."""
+        if self._hashes is not None:
+            rows, signs = self._hashes
+            # bincount adds in record order, the same bits on every engine
+            return np.bincount(rows, weights=signs * v, minlength=self._m)
         if self._G is None:
             return np.array(v, dtype=float)
         out = np.zeros(self._G.shape[0])

@@ -42,6 +42,7 @@ __all__ = [
     "paper_events",
     "paper_model",
     "paper_sketch_multiplier",
+    "selection_averaging",
     "share_events",
 ]
 
@@ -114,6 +115,28 @@ def clip_attenuation(clip: float, noise_std: float) -> float:
     return math.erf(clip / (math.sqrt(2.0) * noise_std))
 
 
+#: the iterations at which the selections' weight is counted (see selection_averaging): the
+#: sizes at which the regime's threshold was measured
+REFERENCE_ITERATIONS = 50
+
+
+def selection_averaging(n_iter: int) -> float:
+    """``sqrt(REFERENCE_ITERATIONS / T)``: the weight of one selection's noise on the iterate.
+
+    At a fixed budget each of the ``T`` selections carries noise that grows like
+    ``sqrt(T)``, and the Frank-Wolfe iterate averages about ``T`` of them (its
+    last ``T / 2`` vertices weigh ``~ 2 / T`` each), so what their noise leaves
+    on it does not grow with ``T``, as the sketches' does not; the selections'
+    weight in the split and in the regime is counted as at ``REFERENCE_ITERATIONS``.
+
+    Examples
+    --------
+    >>> selection_averaging(50), selection_averaging(200)
+    (1.0, 0.5)
+    """
+    return math.sqrt(REFERENCE_ITERATIONS / n_iter)
+
+
 def paper_model(n_releases, noise, sensitivities, steps, parties, n, m, clip, target):
     """The paper's variant calibrated as one plan: the multipliers with the least noise.
 
@@ -135,7 +158,8 @@ def paper_model(n_releases, noise, sensitivities, steps, parties, n, m, clip, ta
     :func:`sketch_error`), the gradient keeps a fraction
     ``kappa = erf(C / (sqrt(2) b_rms hypot(sigma, e)))`` of its signal
     (:func:`clip_attenuation`), so against the signal the selections weigh
-    ``a_sel = u 2 r C / (n kappa)``. Each part costs zCDP ``W_i / z_i^2``
+    ``a_sel = u 2 r C / (n kappa)``, times :func:`selection_averaging` (the
+    iterate averages the ``T`` selections). Each part costs zCDP ``W_i / z_i^2``
     (``W_sel = K T rho_1``, ``rho_1`` one selection's ``rho`` at multiplier 1;
     ``W_g = K T / 2``); the variance ``a_sel^2 z_sel^2 + a_f^2 z_g^2`` at a
     fixed total ``rho`` is least at ``z_i^2 ~ sqrt(W_i) / a_i`` (Lagrange), and
@@ -156,7 +180,7 @@ def paper_model(n_releases, noise, sensitivities, steps, parties, n, m, clip, ta
     per_unit = margin_noise_per_unit(sketch_sensitivity, r, steps, parties)
     spread = SPREAD * b  # the rms of a feature bounded by b, taken as uniform
     a_f = r * per_unit * spread * math.sqrt(n) / n
-    a_sel = UNIT_STD[noise] * selection_sensitivity
+    a_sel = UNIT_STD[noise] * selection_sensitivity * selection_averaging(len(steps))
     error = sketch_error(n, m, r, b)
     W = (n_releases * selection.rho, 0.5 * n_releases)
     kappa, z, calibrated = 1.0, None, None

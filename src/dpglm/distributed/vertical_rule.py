@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpglm.distributed.protocol import COUNT, GAUSSIAN, check_sketch_kind
 from dpglm.distributed.vertical_plan import (
     FIXED_POINT_STEPS,
     PAPER,
@@ -28,6 +29,7 @@ from dpglm.distributed.vertical_plan import (
     clip_attenuation,
     margin_noise_per_unit,
     paper_events,
+    selection_averaging,
     sketch_error,
 )
 from dpglm.privacy.targets import Share, check_privacy_target
@@ -43,6 +45,10 @@ SKETCH_ERROR = 0.35
 #: ``c_f`` of Frank-Wolfe's optimisation error ``2 c_f / (p_min T + 2)``: ``T = 50`` at
 #: ``SKETCH_ERROR``, where the issue's problem without noise stops gaining from ``T``
 CURVATURE = 4.5
+#: Frank-Wolfe's optimisation error the rule aims at, as a share of SKETCH_ERROR: half
+#: with a Gaussian sketch (the work ``T m n`` balanced against ``m``), an eighth with a
+#: count sketch, whose iterations cost the ``tau n`` of a gradient pass whatever ``m``
+OPTIMISATION_SHARE = {GAUSSIAN: 0.5, COUNT: 0.125}
 #: largest ``m n`` entries of the public sketch a party rebuilds (1.6 GB of float64)
 MAX_SKETCH_ENTRIES = 2 * 10**8
 #: the rule's clip, in units of what a gradient term carries besides its signal at the
@@ -90,53 +96,60 @@ class VerticalRule:
         return out
 
 
-def expected_column_norm(n: int, m: int | None) -> float:
-    """A high-probability bound on ``max_i ||J e_i||_2`` for a Gaussian ``m x n`` sketch.
+def expected_column_norm(n: int, m: int | None, sketch: str = GAUSSIAN) -> float:
+    """A high-probability bound on ``max_i ||J e_i||_2`` for an ``m x n`` sketch.
 
-    ``m ||J e_i||^2`` is chi-square with ``m`` degrees of freedom; Laurent and
-    Massart's bound at level ``1/n`` for each of the ``n`` columns gives
-    ``1 + 2 sqrt(log(n) / m) + 2 log(n) / m``. For the rule only: a fit computes
-    the exact maximum of its own ``J``
-    (:meth:`~dpglm.distributed.protocol.SketchSpec.column_norm_bound`).
+    Gaussian: ``m ||J e_i||^2`` is chi-square with ``m`` degrees of freedom;
+    Laurent and Massart's bound at level ``1/n`` for each of the ``n`` columns
+    gives ``1 + 2 sqrt(log(n) / m) + 2 log(n) / m``. A count sketch's columns
+    have norm 1. For the rule only: a fit computes the exact maximum of its
+    own ``J`` (:meth:`~dpglm.distributed.protocol.SketchSpec.column_norm_bound`).
 
     Examples
     --------
     >>> round(expected_column_norm(100_000, 200), 2), expected_column_norm(50, None)
     (1.26, 1.0)
+    >>> expected_column_norm(100_000, 200, "count")
+    1.0
     """
-    if m is None:
+    if m is None or sketch != GAUSSIAN:
         return 1.0
     x = math.log(n) / m
     return math.sqrt(1.0 + 2.0 * math.sqrt(x) + 2.0 * x)
 
 
-def rule_sizes(n, d, blocks, tau, n_iter, sketch_dim):
+def rule_sizes(n, d, blocks, tau, n_iter, sketch_dim, sketch=GAUSSIAN):
     """``(tau, m, T)``: each given value, or the rule's; ``blocks`` the smallest and largest
-    party's number of features."""
+    party's number of features. A Gaussian sketch's ``m`` is capped by the memory of its
+    ``m n`` entries, a count sketch's (``n`` entries) is not."""
     smallest_block, largest_block = blocks
     if tau is None:
         # a party scores all its coordinates: d_k n flops, less than the sketch's 2 m n
         tau = smallest_block
     if isinstance(sketch_dim, str):  # "auto"
-        cap = max(1, MAX_SKETCH_ENTRIES // n)
+        cap = max(1, MAX_SKETCH_ENTRIES // n) if sketch == GAUSSIAN else n
         sketch_dim = min(n, max(min(d, cap), min(math.ceil(d / SKETCH_ERROR**2), cap)))
     if n_iter is None:
         p_min = tau / largest_block
-        # Frank-Wolfe's 2 c_f / (p T + 2) at half the sketch's error (see vertical_fw_rule);
-        # kept when the cap makes m smaller: the noise does not grow with T
-        n_iter = max(1, math.ceil((4.0 * CURVATURE / SKETCH_ERROR - 2.0) / p_min))
+        # Frank-Wolfe's 2 c_f / (p T + 2) at a share of the sketch's error (see
+        # vertical_fw_rule); kept when the cap makes m smaller: the noise does not grow with T
+        target = OPTIMISATION_SHARE[sketch] * SKETCH_ERROR
+        n_iter = max(1, math.ceil((2.0 * CURVATURE / target - 2.0) / p_min))
     return tau, sketch_dim, n_iter
 
 
-def regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma):
+def regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma, n_iter):
     """``(signal, sketches, selections)``: a gradient's signal and its two noises' std at the
-    last step, in units of the unclipped gradient (see :func:`vertical_fw_rule`)."""
+    last step, in units of the unclipped gradient (see :func:`vertical_fw_rule`).
+
+    The selections' noise is weighed by
+    :func:`~dpglm.distributed.vertical_plan.selection_averaging`, as in the split."""
     spread = SPREAD * b
     signal = r / math.sqrt(d) * spread**2
     sketches = sigma * spread / math.sqrt(n)
     kappa = clip_attenuation(clip, spread * math.hypot(sigma, sketch_error(n, m, r, b)))
     selections = UNIT_STD[noise] * z_sel * 2.0 * clip / (n * kappa)
-    return signal, sketches, selections
+    return signal, sketches, selections * selection_averaging(n_iter)
 
 
 def records_needed(n, signal, sketches, selections):
@@ -154,7 +167,9 @@ def predicted_regime(n, d, m, K, radii, bounds, clip, noise, z_sel, z_g, sketch_
     """The fit's predicted regime (``info["regime"]``); warns when far below beating 0."""
     r, b = float(radii.max()), float(bounds.max())
     sigma = margin_noise_per_unit(sketch_sensitivity, r, steps, K) * z_g
-    signal, sketches, selections = regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma)
+    signal, sketches, selections = regime_terms(
+        n, d, m, r, b, clip, noise, z_sel, sigma, len(steps)
+    )
     snr = signal / math.hypot(sketches, selections)
     regime = {
         "snr": snr,
@@ -181,11 +196,11 @@ def predicted_regime(n, d, m, K, radii, bounds, clip, noise, z_sel, z_g, sketch_
 
 def full_rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", accountant="auto",
           selection_share=None, tau=None, n_iter=None, sketch_dim="auto", clip=None,
-          column_norm=None, blocks=None, find_min_n=True):  # fmt: skip
+          column_norm=None, blocks=None, find_min_n=True, sketch=COUNT):  # fmt: skip
     """:func:`vertical_fw_rule` with its internals: any accountant or share, a given ``J``."""
     if blocks is None:  # contiguous near-equal blocks
         blocks = (d // parties, -(-d // parties))
-    tau, m, T = rule_sizes(n, d, blocks, tau, n_iter, sketch_dim)
+    tau, m, T = rule_sizes(n, d, blocks, tau, n_iter, sketch_dim, sketch)
     if math.isinf(epsilon):
         clip = math.inf if clip is None else clip
         return VerticalRule(T, m, clip, tau, selection_share, 0.0, 0.0, 0.0, math.inf,
@@ -196,7 +211,7 @@ def full_rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", 
     p_min = tau / blocks[1]
     steps = 2.0 / (p_min * np.arange(T) + 2.0)
     if column_norm is None:
-        column_norm = expected_column_norm(n, m)
+        column_norm = expected_column_norm(n, m, sketch)
     sketch_sensitivity = 2.0 * bound * column_norm
     per_unit = margin_noise_per_unit(sketch_sensitivity, radius, steps, parties)
     rows = n if m is None else m
@@ -217,7 +232,7 @@ def full_rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", 
         previous, clip = clip, CLIP_RATIO * SPREAD * bound * math.hypot(sigma, error)
         if abs(clip - previous) <= 1e-3 * previous:
             break
-    terms = regime_terms(n, d, rows, radius, bound, clip, noise, z_sel, sigma)
+    terms = regime_terms(n, d, rows, radius, bound, clip, noise, z_sel, sigma, T)
     snr = terms[0] / math.hypot(*terms[1:])
     min_n = records_needed(n, *terms)
     for _ in range(MIN_N_STEPS if find_min_n else 0):
@@ -225,7 +240,7 @@ def full_rule(n, d, parties, epsilon, delta, radius, bound, *, noise="laplace", 
         there = full_rule(min_n, d, parties, epsilon, delta, radius, bound, noise=noise,
                       accountant=accountant, selection_share=selection_share, tau=tau,
                       n_iter=n_iter, sketch_dim=sketch_dim, clip=None if rule_clip else clip,
-                      blocks=blocks, find_min_n=False)  # fmt: skip
+                      blocks=blocks, find_min_n=False, sketch=sketch)  # fmt: skip
         settled = abs(there.min_n - min_n) <= 0.02 * min_n
         min_n = there.min_n
         if settled:
@@ -244,6 +259,7 @@ def vertical_fw_rule(
     feature_bound: float,
     *,
     noise: str = "laplace",
+    sketch: str = COUNT,
 ) -> VerticalRule:
     """Choose ``n_iter``, ``sketch_dim``, ``clip``, ``tau`` and the split of the vertical fit.
 
@@ -272,14 +288,27 @@ def vertical_fw_rule(
       whose minimiser is off by ``O(sqrt(d / m))`` of ``w``: ``m`` is chosen so
       that ``sqrt(d / m) = 0.35`` (``m ~ 8 d``), capped at ``2 10^8 / n``
       (each party rebuilds ``J``, ``m n`` float64: 1.6 GB) and at ``n``.
-    * **the optimisation.** Frank-Wolfe's error ``2 c_f / (p_min T + 2)``:
-      with the work ``~ T m n`` fixed, the sum of the two errors is least when
-      the optimisation's is half the sketch's, ``T = (4 c_f / sqrt(d / m) - 2) / p_min``,
-      with ``c_f = 4.5``: 50 iterations at ``m = 8 d``, where the issue's
-      problem without noise stops gaining from ``T`` (held-out ``R^2`` 0.70,
-      0.77, 0.77 at ``T`` = 25, 50, 100 with ``m = 400``). As the noise does
-      not grow with ``T``, more iterations cost only time, and ``T`` is kept
-      when the cap makes ``m`` smaller.
+    * **the optimisation.** Frank-Wolfe's error ``2 c_f / (p_min T + 2)``.
+      With a Gaussian sketch the work ``~ T m n`` is fixed, and the sum of the
+      two errors is least when the optimisation's is half the sketch's,
+      ``T = (4 c_f / sqrt(d / m) - 2) / p_min``, with ``c_f = 4.5``: 50
+      iterations at ``m = 8 d``, where the issue's problem without noise stops
+      gaining from ``T`` (held-out ``R^2`` 0.70, 0.77, 0.77 at ``T`` = 25, 50,
+      100 with ``m = 400``). A count sketch's iteration costs the party's
+      gradient pass (``tau n``) whatever ``m``, so the rule aims the
+      optimisation's error at an eighth of the sketch's instead: ``T = 204``
+      at ``m = 8 d``. As the noise does not grow with ``T``, more iterations
+      cost only time, and they average more selections (the split and the
+      regime weigh the selections' noise accordingly,
+      :func:`~dpglm.distributed.vertical_plan.selection_averaging`). Measured
+      with the count sketch, going from 50 iterations (the selections weighed
+      at the last one) to 204 (weighed by their averaging): on the issue's
+      problem (``benchmarks/bench_vertical_rule.py``) held-out ``R^2`` -0.51
+      -> -0.12 at ``epsilon = 1``, 0.24 -> 0.30 at 4, 0.78 -> 0.85 at 16; on
+      ``n = 10^6``, ``d = 200`` (``benchmarks/bench_vertical_scaling.py``, 2
+      seeds) relative suboptimality 8.6 -> 7.3 (``w = 0``: 8.0) at
+      ``epsilon = 1``, 2.4 -> 2.1 at 4, 0.87 -> 0.48 at 16. ``T`` is kept
+      when a Gaussian sketch's cap makes ``m`` smaller.
 
     Each party scores as many coordinates as the smallest party holds
     (``tau = floor(d / K)``; ``p_min = 1`` when ``K`` divides ``d``): ``d_k n``
@@ -303,9 +332,13 @@ def vertical_fw_rule(
     The regime: the fit is expected to beat ``w = 0`` when ``snr >= 1``, the
     level at which held-out ``R^2`` crosses 0 on the issue's problem
     (``benchmarks/bench_vertical_rule.py``: mean ``R^2`` -0.39 at ``snr``
-    0.6, 0.15 at 1.2, 0.22 at 1.5, 0.71 at 6); ``min_n`` is where ``snr``
-    reaches it at the same ``(epsilon, delta)``: the sketches' noise on a
-    gradient falls like ``1 / sqrt(n)``, the selections' like ``1 / n``.
+    0.6, 0.15 at 1.2, 0.22 at 1.5, 0.71 at 6 with the Gaussian sketch and
+    ``T = 50``; with the count sketch and ``T = 204``, -0.12 at 0.2, -0.09 at
+    0.65, 0.30 at 1.6, 0.85 at 6.6, and at ``epsilon = 1`` for growing
+    ``n``: 0.02 at 0.49, -0.04 at 0.72, 0.23 at 1.14, 0.47 at 1.52);
+    ``min_n`` is where ``snr`` reaches it at the same ``(epsilon, delta)``:
+    the sketches' noise on a gradient falls like ``1 / sqrt(n)``, the
+    selections' like ``1 / n``.
     :func:`~dpglm.distributed.vertical_fw.vertical_fw` warns before charging
     anything when ``snr`` is below half that level.
 
@@ -321,6 +354,8 @@ def vertical_fw_rule(
         ``b``, bound on every feature (public).
     noise : {"laplace", "gumbel"}, default="laplace"
         The selections' noise.
+    sketch : {"count", "gaussian"}, default="count"
+        The kind of sketch (its column norm, and whether memory caps ``m``).
 
     Returns
     -------
@@ -332,9 +367,9 @@ def vertical_fw_rule(
     --------
     >>> rule = vertical_fw_rule(100_000, 100, 2, 4.0, 1e-10, 18.0, 1.0)
     >>> round(rule.snr, 1), bool(rule.clip < 1e3)
-    (1.5, True)
+    (1.6, True)
     >>> rule.n_iter, rule.sketch_dim, rule.tau, rule.selection_share
-    (50, 817, 50, None)
+    (204, 817, 50, None)
     >>> small = vertical_fw_rule(10_000, 100, 2, 1.0, 1e-8, 18.0, 1.0)
     >>> bool(rule.beats_zero), bool(small.beats_zero), small.min_n > 10_000
     (True, False, True)
@@ -350,4 +385,5 @@ def vertical_fw_rule(
         check_positive("radius", radius),
         check_positive("feature_bound", feature_bound),
         noise=noise,
+        sketch=check_sketch_kind(sketch),
     )
