@@ -27,8 +27,9 @@ L2 norm 1; the test split is 87.3 % ham):
    (``sigma Phi^-1(1 - 1/p)``): a column can be selected only where its count
    stands above that.
 3. **dpglm's logistic fit** with its defaults (``solver="auto"``, which takes
-   DP-GCD here, ``p >= n``), with DP-SGD (step 0.5, its binary logistic
-   default) and DP-SGD with step 8, at epsilon 1, 2 and 4 (3 seeds): test
+   DP-GCD here, ``p >= n``), with DP-SGD (its binary logistic default, the
+   noise-matched step, whose floor 0.5 it takes at these 15,000 columns) and
+   DP-SGD with step 8, at epsilon 1, 2 and 4 (3 seeds): test
    accuracy and AUC (the ranking, whatever the threshold).
 
 Usage: ``python benchmarks/bench_sparse_text.py [--datasets DIR]`` (about a

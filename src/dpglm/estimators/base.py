@@ -698,11 +698,13 @@ COMMON_PARAMETERS_DOC = """
         until its budget is spent; ``passes`` caps its steps.
     step : float, optional
         Step-size factor; solver default when None, except DP-SGD on the
-        logistic loss: a binary fit takes 0.5
-        (:data:`~dpglm.estimators.dispatch.LOGISTIC_STEP`, measured), a
-        multinomial one the step whose noise moves the coefficients by about
-        0.8 per step (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`, from
-        the calibrated plan).
+        logistic loss, which takes the step whose noise moves the coefficients
+        by a fixed amount per step
+        (:func:`~dpglm.solvers.dp_sgd.noise_matched_step`, from the calibrated
+        plan): 0.8 for a multinomial fit, 0.1 for a binary one, whose step
+        stays within ``[0.5, 4]``
+        (:data:`~dpglm.estimators.dispatch.BINARY_STEP_NOISE`, measured), and
+        on the squared loss, ``min(0.1, 0.5 / sqrt(p))``.
     batch_size : int, optional
         Expected batch size of DP-SGD and DP-SCD; None: ``default_batch_size(n)``,
         ``min(256, max(1, n // 20))``.

@@ -112,20 +112,32 @@ def schedule(passes: float, n_samples: int, batch_size: int) -> int:
 #: (measured: 0.6-1.0 gave the best multinomial fits on letter and digits at epsilon
 #: 0.5-2 of the ten tried settings; ``benchmarks/bench_multiclass.py``)
 STEP_NOISE = 0.8
-#: the largest noise-matched step: at a large epsilon the noise no longer sets it
+#: the largest noise-matched step (multinomial): at a large epsilon the noise no longer sets it
 MAX_MATCHED_STEP = 5.0
 
 
-def noise_matched_step(noise_std: float, batch_size: int, n_coords: int) -> float:
-    """The step whose noise moves the coefficients by about ``STEP_NOISE`` per step.
+def noise_matched_step(
+    noise_std: float,
+    batch_size: int,
+    n_coords: int,
+    *,
+    step_noise: float = STEP_NOISE,
+    smallest: float = 0.0,
+    largest: float = MAX_MATCHED_STEP,
+) -> float:
+    """The step whose noise moves the coefficients by about ``step_noise`` per step.
 
     A step adds ``gamma N(0, sigma**2 I) / b`` to the ``d`` coefficients
     (``sigma = z 2 C``, the noise on a step's clipped sum), of norm about
-    ``gamma sigma sqrt(d) / b``; ``gamma = STEP_NOISE b / (sigma sqrt(d))``
-    keeps it at ``STEP_NOISE`` whatever the batch, the clip, the number of
+    ``gamma sigma sqrt(d) / b``; ``gamma = step_noise b / (sigma sqrt(d))``
+    keeps it at ``step_noise`` whatever the batch, the clip, the number of
     coefficients (a multinomial fit has one row per class) and the noise the
-    budget allows, at most ``MAX_MATCHED_STEP``. Computed from the calibrated
-    plan (public), never from the data.
+    budget allows, within ``[smallest, largest]``: where the noise is large
+    the step no longer shrinks with it, and at a large epsilon the noise no
+    longer sets it. This is the form of the private SGD step of Bassily,
+    Smith and Thakurta (2014), ``R / sqrt(T (G^2 + d sigma^2 / b^2))``, where
+    the noise term dominates. Computed from the calibrated plan (public),
+    never from the data.
 
     Examples
     --------
@@ -133,9 +145,13 @@ def noise_matched_step(noise_std: float, batch_size: int, n_coords: int) -> floa
     2.4353
     >>> noise_matched_step(0.0, 256, 442)
     5.0
+    >>> noise_matched_step(20.0, 256, 124, step_noise=0.1, smallest=0.5, largest=4.0)
+    0.5
     """
     noise = noise_std * math.sqrt(n_coords) / batch_size
-    return MAX_MATCHED_STEP if noise * MAX_MATCHED_STEP <= STEP_NOISE else STEP_NOISE / noise
+    if noise * largest <= step_noise:
+        return largest
+    return max(smallest, step_noise / noise)
 
 
 def binomial_cdf(n: int, q: float) -> np.ndarray:
