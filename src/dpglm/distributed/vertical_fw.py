@@ -629,6 +629,8 @@ def vertical_fw(
         each party and in total, with the paper's count
         (``K T`` int64 + ``m K T`` float64) and whether they match;
         ``info["rule"]`` the rule's choice (None when every size was given);
+        ``info["sketch"]`` and ``info["sketch_seed"]`` the kind of ``J`` and its
+        public seed (``SketchSpec(n, m, seed, kind)`` rebuilds it);
         ``info["regime"]`` (the paper's variant, private) the predicted
         signal-to-noise of the last vertex scores (``snr``), the level needed
         to beat ``w = 0`` (``snr_needed``, ``beats_zero``) and the smallest
