@@ -98,7 +98,7 @@ def target_after(prior, plan_for, epsilon, delta, accountant, steps=40) -> float
 #: tables) grows as the noise falls on phishing (0.25, 1, 2, 4 at epsilon 0.5, 1, 2, 4) and
 #: electricity, which this law follows; 0.1 puts it there (phishing's steps 0.5, 0.53,
 #: 1.0, 1.9), and against the fixed 0.5 it gains 0.4 and 0.8 points of accuracy on phishing
-#: at epsilon 2 and 4, 0.1 point on adult and electricity, and loses nowhere (5 seeds)
+#: at epsilon 2 and 4, up to 0.1 point on adult and electricity, and loses nowhere (5 seeds)
 BINARY_STEP_NOISE = 0.1
 #: the smallest binary logistic step: the best fixed one where the noise is large (a
 #: clipped step may be five times DP-SGD's generic 0.1 on the Lipschitz, quarter-smooth
