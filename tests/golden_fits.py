@@ -125,6 +125,11 @@ CASES = {
         sketch_dim=20, radius=1.0, n_iter=15, clip=1.0, feature_bounds=1.0, variant="paper",
         random_state=13,
     ),
+    "vertical fw gaussian": lambda: _quietly(
+        vertical_fw, problem("squared"), epsilon=3.0, delta=DELTA, parties=3, tau=2,
+        sketch_dim=20, sketch="gaussian", radius=1.0, n_iter=15, clip=1.0, feature_bounds=1.0,
+        variant="paper", random_state=13,
+    ),
     "data-parallel dp-gcd": lambda: on_rows(
         lambda prob: dp_gcd(
             prob, epsilon=2.0, delta=DELTA, n_iter=20, feature_bounds=1.0,

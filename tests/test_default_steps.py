@@ -54,6 +54,8 @@ def test_a_given_step_and_the_squared_loss_are_not_matched():
     given = DPLogisticRegression(**options, step=0.7).fit(X, y)
     same = DPLogisticRegression(**options, solver_options={"step": 0.7}).fit(X, y)
     np.testing.assert_allclose(given.coef_, same.coef_, rtol=1e-12)
+    matched = DPLogisticRegression(**options).fit(X, y)  # its step is not 0.7 (see above)
+    assert not np.allclose(given.coef_, matched.coef_, rtol=1e-3)
     # the squared loss keeps min(0.1, 0.5 / sqrt(p)): 0.1 at p = 5
     target = X @ np.arange(1.0, 6.0)
     bounds = {"feature_bounds": 4.0, "target_bounds": (-30.0, 30.0)}

@@ -14,7 +14,11 @@ from scipy import stats
 from dpglm.audit import mu_lower_bound
 from dpglm.distributed import vertical_fw
 from dpglm.distributed.protocol import Party, PartyConfig, SketchSpec, decode_message
-from dpglm.distributed.vertical_plan import noise_weights, paper_sketch_multiplier
+from dpglm.distributed.vertical_plan import (
+    noise_weights,
+    paper_sketch_multiplier,
+    selection_averaging,
+)
 from dpglm.distributed.vertical_rule import vertical_fw_rule
 from dpglm.privacy.accounting import advanced_composition_epsilon
 from dpglm.privacy.budget import PrivacyBudget
@@ -145,8 +149,9 @@ def test_the_default_ratio_of_the_multipliers_minimises_the_noise_on_the_last_sc
     kappa = math.erf(clip / (math.sqrt(2) * spread * math.hypot(sigma, error)))
     assert (kappa < 0.1) == (clip == 1.0)  # both regimes: clipped far below the noise, or not
     # the Laplace draws' std, weighed by the iterate's averaging of the T selections
-    T = len(info["step_sizes"])
-    a_sel = math.sqrt(2) * selection.sensitivity / kappa * math.sqrt(50 / T)
+    averaging = selection_averaging(len(info["step_sizes"]))
+    assert averaging == pytest.approx(math.sqrt(50 / len(info["step_sizes"])))
+    a_sel = math.sqrt(2) * selection.sensitivity / kappa * averaging
     a_f = r * sigma / z_g * spread * math.sqrt(n) / n
     W_sel = selection.count * selection.details["rho"] * z_sel**2  # rho at multiplier 1
     W_g = sketch.count / 2
@@ -214,7 +219,15 @@ def test_parameters_left_out_come_from_the_rule():
         assert explicit.info["tau"] == 1 and explicit.info["rule"] is None
         # sketch_dim=None is still no sketch
         whole = vertical_fw(prob, sketch_dim=None, n_iter=2, **ONLY_THE_TARGET)
-        assert whole.info["sketch_dim"] == n
+        assert whole.info["sketch_dim"] == n and whole.info["sketch"] is None
+        # without a sketch there is no sketch error to weigh T against: the Gaussian rule's T
+        unsketched = vertical_fw(prob, sketch_dim=None, **ONLY_THE_TARGET)
+        assert (
+            unsketched.n_iter
+            == vertical_fw_rule(
+                n, prob.n_features, 2, 4.0, 1e-6, 1.0, 1.0, sketch="gaussian"
+            ).n_iter
+        )
 
 
 def test_the_rule_follows_its_derivation():
@@ -299,15 +312,16 @@ def party_zero(fit, X, y, n, m):
     return config
 
 
+@pytest.mark.parametrize("sketch", ["count", "gaussian"])
 @pytest.mark.parametrize("variant", ["correct", "half noise"])
-def test_the_uploads_carry_the_planned_gaussian_noise(variant, monkeypatch, request):
+def test_the_uploads_carry_the_planned_gaussian_noise(variant, sketch, monkeypatch, request):
     """Chi-square: the upload less its exact sketch, over the planned std, is standard normal."""
     if variant != "correct":
         with_less_noise(monkeypatch, kinds=("gaussian",))
     prob = small_problem()
     n, m = prob.n_samples, FIT["sketch_dim"]
     X = np.asarray(prob.X)
-    fit = vertical_fw(prob, **{**FIT, "parties": 1, "tau": 6, "radius": 1.0})
+    fit = vertical_fw(prob, **{**FIT, "parties": 1, "tau": 6, "radius": 1.0}, sketch=sketch)
     planned = fit.report.mechanisms
     config = party_zero(fit, X, prob.y, n, m)
     G = config.sketch.matrix()

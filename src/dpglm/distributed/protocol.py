@@ -141,8 +141,9 @@ class ProtocolError(PartyError):
 # --- the public Johnson-Lindenstrauss matrix ------------------------------------------------
 
 
-def check_sketch_kind(kind) -> str:
-    """``kind`` if it names a kind of sketch (:data:`SKETCHES`), else a ValueError.
+def check_sketch_kind(kind, name: str = "sketch") -> str:
+    """``kind`` if it names a kind of sketch (:data:`SKETCHES`), else a ValueError naming
+    the parameter ``name``.
 
     Examples
     --------
@@ -150,7 +151,7 @@ def check_sketch_kind(kind) -> str:
     'count'
     """
     if not isinstance(kind, str) or kind not in SKETCHES:
-        raise ValueError(f"sketch must be one of {SKETCHES}, got {kind!r}")
+        raise ValueError(f"{name} must be one of {SKETCHES}, got {kind!r}")
     return kind
 
 
@@ -164,7 +165,7 @@ class SketchSpec:
     ``"gaussian"``
         i.i.d. ``N(0, 1/m)`` entries (the paper's Johnson-Lindenstrauss
         matrix): ``m n`` floats to hold, ``O(m n)`` work to apply, and a
-        largest column norm above 1 (about ``1 + sqrt(2 log(n) / m)``).
+        largest column norm above 1 (about ``1 + sqrt(log(n) / m)``).
     ``"count"``
         a count sketch (Charikar, Chen and Farach-Colton 2002; Clarkson and
         Woodruff 2013): record ``i`` goes to one row ``h(i)`` with a random
@@ -189,6 +190,9 @@ class SketchSpec:
     seed : int
         Public seed of ``J``.
     kind : {"gaussian", "count"}, default="gaussian"
+        The kind of ``J`` (above); ignored with ``dim=None``. The spec's own
+        default is the paper's; :func:`~dpglm.distributed.vertical_fw.vertical_fw`
+        takes ``"count"`` by default.
 
     Examples
     --------
@@ -209,7 +213,7 @@ class SketchSpec:
     kind: str = GAUSSIAN
 
     def __post_init__(self):
-        check_sketch_kind(self.kind)
+        check_sketch_kind(self.kind, "kind")
 
     @property
     def m(self) -> int:

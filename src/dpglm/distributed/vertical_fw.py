@@ -212,6 +212,7 @@ import numpy as np
 from dpglm.data.layout import as_layout
 from dpglm.distributed.engines import get_engine
 from dpglm.distributed.protocol import (
+    COUNT,
     FLOAT_BYTES,
     INT_BYTES,
     Coordinator,
@@ -518,7 +519,7 @@ def vertical_fw(
     epsilon: float,
     delta: float,
     sketch_dim="auto",
-    sketch: str = "count",
+    sketch: str = COUNT,
     radius=None,
     parties=None,
     tau: int | None = None,
@@ -562,7 +563,10 @@ def vertical_fw(
         the paper's Gaussian matrix, whose largest column norm is 1.1 to 1.3
         at the sizes of the benchmarks) and which takes ``O(n)`` memory and
         work instead of ``O(m n)``, so that ``"auto"`` is not capped by
-        memory; or ``"gaussian"``, the paper's (for its reproduction).
+        memory; or ``"gaussian"``, the paper's ``J`` (for its reproduction, with
+        ``accountant="paper"`` and the paper's ``n_iter``: the rule's split weighs
+        the selections by :func:`~dpglm.distributed.vertical_plan.selection_averaging`
+        whatever the sketch). Ignored with ``sketch_dim=None`` (``J = I``).
     radius : float or array_like of shape (K,), optional
         ``r_k``, radius of each party's L1 ball; defaults to the problem's
         L1Ball (one party).
@@ -629,8 +633,8 @@ def vertical_fw(
         each party and in total, with the paper's count
         (``K T`` int64 + ``m K T`` float64) and whether they match;
         ``info["rule"]`` the rule's choice (None when every size was given);
-        ``info["sketch"]`` and ``info["sketch_seed"]`` the kind of ``J`` and its
-        public seed (``SketchSpec(n, m, seed, kind)`` rebuilds it);
+        ``info["sketch"]`` and ``info["sketch_seed"]`` the kind of ``J`` (None:
+        no sketch) and its public seed (``SketchSpec(n, m, seed, kind)`` rebuilds it);
         ``info["regime"]`` (the paper's variant, private) the predicted
         signal-to-noise of the last vertex scores (``snr``), the level needed
         to beat ``w = 0`` (``snr_needed``, ``beats_zero``) and the smallest
@@ -918,7 +922,7 @@ def vertical_fw(
         "step_sizes": steps,
         "sketch_dim": m,
         "sketch_seed": sketch_seed,
-        "sketch": sketch_kind,
+        "sketch": None if sketch.identity else sketch_kind,
         "selection_sensitivity": selection_sensitivity,
         "sketch_sensitivity": sketch_sensitivity,
         "selection_noise_scale": selection_scale,

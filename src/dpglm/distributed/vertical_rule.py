@@ -121,7 +121,9 @@ def expected_column_norm(n: int, m: int | None, sketch: str = GAUSSIAN) -> float
 def rule_sizes(n, d, blocks, tau, n_iter, sketch_dim, sketch=GAUSSIAN):
     """``(tau, m, T)``: each given value, or the rule's; ``blocks`` the smallest and largest
     party's number of features. A Gaussian sketch's ``m`` is capped by the memory of its
-    ``m n`` entries, a count sketch's (``n`` entries) is not."""
+    ``m n`` entries, a count sketch's (``n`` entries) is not. Without a sketch
+    (``sketch_dim=None``) ``T`` is the Gaussian rule's: each iteration uploads ``n`` floats
+    a party, and there is no sketch error to weigh ``T`` against."""
     smallest_block, largest_block = blocks
     if tau is None:
         # a party scores all its coordinates: d_k n flops, less than the sketch's 2 m n
@@ -133,14 +135,15 @@ def rule_sizes(n, d, blocks, tau, n_iter, sketch_dim, sketch=GAUSSIAN):
         p_min = tau / largest_block
         # Frank-Wolfe's 2 c_f / (p T + 2) at a share of the sketch's error (see
         # vertical_fw_rule); kept when the cap makes m smaller: the noise does not grow with T
-        target = OPTIMISATION_SHARE[sketch] * SKETCH_ERROR
+        share = OPTIMISATION_SHARE[GAUSSIAN if sketch_dim is None else sketch]
+        target = share * SKETCH_ERROR
         n_iter = max(1, math.ceil((2.0 * CURVATURE / target - 2.0) / p_min))
     return tau, sketch_dim, n_iter
 
 
 def regime_terms(n, d, m, r, b, clip, noise, z_sel, sigma, n_iter):
-    """``(signal, sketches, selections)``: a gradient's signal and its two noises' std at the
-    last step, in units of the unclipped gradient (see :func:`vertical_fw_rule`).
+    """``(signal, sketches, selections)``: a gradient's signal at the last step and the std
+    of its two noises, in units of the unclipped gradient (see :func:`vertical_fw_rule`).
 
     The selections' noise is weighed by
     :func:`~dpglm.distributed.vertical_plan.selection_averaging`, as in the split."""
