@@ -128,7 +128,7 @@ def test_settings_become_each_solvers_arguments():
     assert get_solver("dp-gcd").arguments(settings, shape) == {
         "clip": 2.0,
         "n_iter": 3,
-        "smoothness": "private",
+        "smoothness": "private-or-bounds",
         "feature_bounds": 1.0,
     }
     assert get_solver("dp-sgd").arguments(Settings(batch_size=10_000), shape)["batch_size"] == 569

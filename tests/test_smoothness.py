@@ -192,20 +192,28 @@ def test_private_estimate_of_a_fit_is_close_to_the_clipped_truth():
     assert fit.info["smoothness_source"] == "private"
 
 
-def test_private_estimate_is_floored_at_b_squared_over_n():
+def test_private_estimate_is_floored_at_three_noise_scales_and_capped_at_the_bound():
     rng = np.random.default_rng(seed_of("floor"))
-    n, p = 50, 20
+    n, p = 4000, 20
     X = np.zeros((n, p))
-    X[:, 0] = rng.uniform(-1, 1, n)  # one informative column, the others all zero
+    X[:, 0] = rng.uniform(-2, 2, n)  # one informative column (fraction 1/3), the others zero
     prob = Problem(sp.csc_matrix(X), rng.standard_normal(n), "squared")
     bounds = np.full(p, 2.0)
-    M = private_spec(prob, epsilon=0.5, bounds=bounds).estimate(prob, source=make_noise_source(1))
-    floor = bounds**2 / n
-    assert np.all(floor <= M)
-    # a zero column's estimate is its noise, floored: about half the columns hit the floor
-    hits = np.isclose(M[1:], floor[1:], rtol=1e-15)
-    assert 0 < hits.sum() < p - 1
-    np.testing.assert_array_equal(M[1:][hits], floor[1:][hits])
+    spec = private_spec(prob, epsilon=4.0, bounds=bounds)
+    scale = spec.plan.events[0].noise_multiplier / n  # the Laplace scale on each fraction
+    assert 1.0 / n < 3 * scale < 1.0 / 6  # the floor is the noise's, far below column 0's
+    M = spec.estimate(prob, source=make_noise_source(1))
+    floor = bounds**2 * 3 * scale
+    assert np.all(floor * (1 - 1e-12) <= M) and np.all(bounds**2 >= M)
+    # a zero column's estimate is its noise, above three scales with odds e^-3 / 2: floored
+    hits = np.isclose(M[1:], floor[1:], rtol=1e-12)
+    assert hits.sum() >= p - 1 - 7  # more than 7 of 19 above it: odds about 1e-8
+    # the informative column keeps its estimate (1/3 of B^2, within 25 noise scales)
+    assert abs(M[0] / bounds[0] ** 2 - 1 / 3) < 25 * scale
+    # noise so large that three scales exceed the bound: every M_j is the bound's
+    huge = private_spec(prob, epsilon=1e-3, bounds=bounds)
+    huge = huge.estimate(prob, source=make_noise_source(2))
+    np.testing.assert_array_equal(huge, bounds**2)
 
 
 def test_private_with_infinite_epsilon_falls_back():
@@ -271,3 +279,31 @@ def test_clipped_column_mean_squares(sparse):
     expected = np.minimum(X**2, ceilings).mean(axis=0)
     got = clipped_column_mean_squares(sp.csr_matrix(X) if sparse else X, ceilings)
     np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def test_private_or_bounds_estimates_only_where_the_noise_can_inform_the_steps():
+    # the decision reads n, p and the target only: the per-column Laplace scale against
+    # INFORMATIVE_NOISE, before any record is read
+    from dpglm.solvers.smoothness import INFORMATIVE_NOISE
+
+    for n, p, epsilon in ((1500, 500, 1.0), (1496, 100, 1.0), (30000, 100, 1.0), (1496, 100, 4.0)):
+        prob = Problem(np.zeros((n, p)), np.zeros(n), "squared")
+        private = private_spec(prob, epsilon=epsilon)
+        scale = private.plan.events[0].noise_multiplier / n
+        chosen = SmoothnessSpec.create(
+            prob, "private-or-bounds", feature_bounds=1.0, epsilon=epsilon, delta=DELTA
+        )
+        if scale > INFORMATIVE_NOISE:
+            assert chosen.mode == "bounds" and chosen.plan.events == ()
+        else:
+            assert chosen.mode == "private" and chosen.plan.events == private.plan.events
+    # both outcomes occur among these shapes: madelon's and communities' at epsilon 1 take
+    # the bounds, the larger table and communities at epsilon 4 the estimate
+    modes = [
+        SmoothnessSpec.create(
+            Problem(np.zeros((n, p)), np.zeros(n), "squared"), "private-or-bounds",
+            feature_bounds=1.0, epsilon=e, delta=DELTA,
+        ).mode
+        for n, p, e in ((1500, 500, 1.0), (30000, 100, 1.0))
+    ]  # fmt: skip
+    assert modes == ["bounds", "private"]

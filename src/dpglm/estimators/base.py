@@ -725,8 +725,11 @@ COMMON_PARAMETERS_DOC = """
         are public). ``"data"``: the data's
         own minima and maxima, read without privacy (a leak the report shows).
         ``alpha`` applies to the coefficients on the ``[-1, 1]`` scale.
-    smoothness : {"auto", "bounds", "private", "data"}, default="auto"
-        Source of the coordinate-wise smoothness constants.
+    smoothness : {"auto", "bounds", "private", "data", "private-or-bounds"}, default="auto"
+        Source of the coordinate-wise smoothness constants of DP-CD and DP-GCD
+        (:mod:`dpglm.solvers.smoothness`); ``"auto"``: ``"private-or-bounds"``,
+        the private estimate where its noise is small enough to inform the
+        steps, else the bounds.
     solver_options : dict, optional
         Further keyword arguments of the solver function.
     fit_intercept : bool, default=True

@@ -315,24 +315,26 @@ def default_batch_size(n_samples: int) -> int:
 
 
 def smoothness_source(smoothness: str, feature_bounds) -> str:
-    """The estimators' ``smoothness``: ``"auto"`` is the private estimate with bounds, else data.
+    """The estimators' ``smoothness``: ``"auto"`` is the private estimate where it is
+    informative, else the bounds (``"private-or-bounds"``); without bounds, data.
 
     Public bounds alone give ``M_j = curvature * B_j**2``, an upper bound that is
     loose for sparse or skewed columns (steps too small by the column's
     density); the estimate of the DP-CD paper costs a share of the budget and
-    recovers the actual constants. (The solvers' own ``"auto"`` uses the bounds
-    alone.)
+    recovers the actual constants, where its noise is small enough to
+    (:data:`~dpglm.solvers.smoothness.INFORMATIVE_NOISE`). (The solvers' own
+    ``"auto"`` uses the bounds alone.)
 
     Examples
     --------
     >>> smoothness_source("auto", 1.0), smoothness_source("auto", None)
-    ('private', 'data')
+    ('private-or-bounds', 'data')
     >>> smoothness_source("bounds", 1.0)
     'bounds'
     """
     if smoothness != "auto":
         return smoothness
-    return "data" if feature_bounds is None else "private"
+    return "data" if feature_bounds is None else "private-or-bounds"
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,30 @@ so it comes from one of:
 ``"private"``
     The private estimate of the DP-CD paper: each record's ``X_ij**2`` is
     clipped to ``B_j**2`` (a per-record operation), the column means get
-    Laplace noise, and the estimate is floored at ``B_j**2 / n``. It needs the
+    Laplace noise, and the estimate is floored at ``B_j**2`` times three noise
+    scales (at least ``1 / n``) and capped at ``B_j**2``. It needs the
     bounds too (as rough upper bounds) and spends a share of the budget,
     shown as the ``"smoothness estimation"`` part of the report.
 ``"data"``
     ``curvature * mean(X_ij**2)`` from the raw data, with a
     :class:`~dpglm.exceptions.PrivacyLeakWarning`: the fit's guarantee then
     does not hold, and its report says so.
+``"private-or-bounds"``
+    ``"private"`` when the estimate would be informative, else ``"bounds"``
+    (nothing charged), decided from public numbers before anything is read:
+    the per-column Laplace scale of the private estimate, calibrated for the
+    fit's target, against :data:`INFORMATIVE_NOISE`. The estimators' default
+    (``smoothness="auto"`` with bounds). Each fraction
+    ``mean(min(X_ij^2, B_j^2)) / B_j^2`` lies in ``[0, 1]``; a noise scale
+    above a quarter of that range leaves the estimate noise, floored at
+    ``1 / n`` wherever the noise is negative, so that steps ``1 / M_j`` come
+    out hundreds of times too long and the fit diverges: measured on
+    communities (1,496 records, 100 columns, noise scale 0.67 at epsilon 1),
+    DP-CD's held-out ``R^2`` is -8.3 with the estimate and 0.49 with the
+    bounds, DP-GCD's -4.3 and 0.39; madelon's DP-GCD 0.552 and 0.575. Where
+    the noise is small the estimate wins: California (noise 0.005) 0.609
+    against 0.519, adult's DP-CD (0.038) 0.832 against the majority 0.764,
+    phishing (0.08) 0.903 against 0.889 (3 seeds, ``epsilon = 1``).
 ``"auto"``
     ``"bounds"`` when bounds are given, else ``"data"`` (with the warning).
 
@@ -51,7 +68,13 @@ from dpglm.privacy.releases import Release
 from dpglm.privacy.spending import calibrate_cached
 from dpglm.privacy.targets import Share
 
-SMOOTHNESS_MODES = ("auto", "bounds", "private", "data")
+SMOOTHNESS_MODES = ("auto", "bounds", "private", "data", "private-or-bounds")
+
+#: the private estimate's floor, in noise scales (see SmoothnessSpec.estimate)
+FLOOR_NOISES = 3.0
+#: the largest per-column noise scale (on a fraction in [0, 1]) at which
+#: ``"private-or-bounds"`` estimates ``M_j``: a quarter of the fraction's range
+INFORMATIVE_NOISE = 0.25
 
 PART = "smoothness estimation"
 
@@ -146,7 +169,7 @@ class SmoothnessSpec:
         Parameters
         ----------
         problem : Problem
-        mode : {"auto", "bounds", "private", "data"}
+        mode : {"auto", "bounds", "private", "data", "private-or-bounds"}
         feature_bounds : float or array_like of shape (n_features,), optional
         epsilon, delta : float
             The fit's target; the private estimate is calibrated to
@@ -160,7 +183,9 @@ class SmoothnessSpec:
             raise ValueError(f"smoothness must be one of {SMOOTHNESS_MODES}, got {mode!r}")
         if mode == "auto":
             mode = "data" if feature_bounds is None else "bounds"
-        if mode == "private" and math.isinf(epsilon):
+        if mode == "private-or-bounds":
+            mode = "private" if feature_bounds is None else "private-or-bounds"
+        if mode in ("private", "private-or-bounds") and math.isinf(epsilon):
             # a non-private fit has nothing to protect: the constants come from the data
             mode = "data" if feature_bounds is None else "bounds"
         bounds = None
@@ -170,10 +195,10 @@ class SmoothnessSpec:
                 "column (or one for all)"
             )
         if feature_bounds is not None:
-            positive = mode == "private"
+            positive = mode in ("private", "private-or-bounds")
             bounds = check_bound_values(feature_bounds, problem.n_features, positive=positive)
         plan = PrivacyPlan((), neighbouring)
-        if mode == "private":
+        if mode in ("private", "private-or-bounds"):
             share = Share(share, "smoothness_share")
             n = problem.n_samples
             template = PrivacyPlan(
@@ -189,6 +214,10 @@ class SmoothnessSpec:
                 neighbouring,
             )
             calibrated = calibrate_cached(template, share.of(epsilon), share.of(delta))
+            (event,) = calibrated.plan.events
+            if mode == "private-or-bounds" and event.noise_multiplier / n > INFORMATIVE_NOISE:
+                return cls("bounds", bounds, plan)
+            mode = "private"
             plan = PrivacyPlan(tuple(e.frozen() for e in calibrated.plan.events), neighbouring)
         return cls(mode, bounds, plan)
 
@@ -251,8 +280,13 @@ class SmoothnessSpec:
             fractions = problem.column_square_means(ceilings) / ceilings
             # Laplace noise at the event's sensitivity 1 / n (each fraction is a mean of
             # terms in [0, 1])
-            noisy = fractions + np.asarray(Release(event, source).noise(problem.n_features))
-            squares = ceilings * np.maximum(noisy, 1.0 / n)
+            release = Release(event, source)
+            noisy = fractions + np.asarray(release.noise(problem.n_features))
+            # below a few noise scales an estimate carries no information, and Laplace tails
+            # over many columns put some of them there: the floor keeps their steps 1 / M_j
+            # from growing without bound; a fraction is at most 1, the bounds' own M_j
+            floor = min(1.0, max(1.0 / n, FLOOR_NOISES * release.scale()))
+            squares = ceilings * np.clip(noisy, floor, 1.0)
         M = curvature * squares
         if problem.fit_intercept:
             M = np.append(M, curvature)
