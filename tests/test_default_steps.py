@@ -1,4 +1,4 @@
-"""DP-SGD's default steps in the estimators: noise-matched on the logistic loss, from the plan."""
+"""The estimators' solver defaults: DP-SGD's noise-matched steps, DP-GCD's clip."""
 
 import math
 
@@ -62,3 +62,26 @@ def test_a_given_step_and_the_squared_loss_are_not_matched():
     default = DPLinearRegression(epsilon=2.0, solver="dp-sgd", random_state=1, **bounds)
     fixed = DPLinearRegression(epsilon=2.0, solver="dp-sgd", random_state=1, step=0.1, **bounds)
     np.testing.assert_allclose(default.fit(X, target).coef_, fixed.fit(X, target).coef_)
+
+
+def test_a_greedy_fit_without_a_clip_takes_half_the_largest_gradient_norm_at_most_4():
+    from dpglm.solvers.dp_gcd import estimator_clip
+    from dpglm.solvers.registry import ProblemShape
+
+    assert estimator_clip(ProblemShape(10, 15, "logistic", "l1", fit_intercept=True)) == 2.0
+    assert estimator_clip(ProblemShape(10, 99, "logistic", "l1", fit_intercept=True)) == 4.0
+    X, y = _data(p=15)
+    options = {"epsilon": 2.0, "solver": "dp-gcd", "feature_bounds": 4.0, "random_state": 3}
+    default = DPLogisticRegression(**options).fit(X, y)
+    given = DPLogisticRegression(**options, clip=2.0).fit(X, y)  # sqrt(15 + 1) / 2
+    np.testing.assert_allclose(default.coef_, given.coef_, rtol=1e-12)
+    assert not np.allclose(
+        default.coef_, DPLogisticRegression(**options, clip=1.0).fit(X, y).coef_
+    )
+    # the other solvers keep 1
+    cd = {**options, "solver": "dp-cd"}
+    np.testing.assert_allclose(
+        DPLogisticRegression(**cd).fit(X, y).coef_,
+        DPLogisticRegression(**cd, clip=1.0).fit(X, y).coef_,
+        rtol=1e-12,
+    )

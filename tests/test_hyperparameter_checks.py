@@ -78,7 +78,7 @@ COMMON = {
     "epsilon": [0, -1.0, NAN, "abc", None, True],
     "delta": [-1e-6, 1.0, NAN, INF, "abc", True],
     "solver": ["newton", "dp_cd", 1, None],
-    "clip": [0, -1.0, NAN, INF, "abc", None, True],
+    "clip": [0, -1.0, NAN, INF, "abc", True],
     "passes": [0, -1.0, NAN, INF, "abc", True],
     "step": [0, -1.0, NAN, INF, "abc", True],
     "batch_size": [0, -1, 2.5, NAN, INF, "abc", True],

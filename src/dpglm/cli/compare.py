@@ -134,7 +134,7 @@ def _solver_settings(args, n_features):
     bounds = check_feature_bounds(args.feature_bounds, n_features, repr(args.data))
     return SolverSettings(
         passes=args.passes,
-        clip=args.clip,
+        clip=1.0 if args.clip is None else args.clip,
         step=args.step,
         batch_size=args.batch_size,
         feature_bounds=bounds,

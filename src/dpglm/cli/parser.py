@@ -461,7 +461,11 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
     )
     solver = parser.add_argument_group("solver")
     solver.add_argument(
-        "--clip", type=positive_float, default=1.0, metavar="C", help="clipping threshold"
+        "--clip",
+        type=positive_float,
+        metavar="C",
+        help="clipping threshold (default: the estimator's, 1, or DP-GCD's min(4, sqrt(d) / 2) "
+        "for d coordinates; 1 for every solver of 'compare')",
     )
     solver.add_argument(
         "--passes",

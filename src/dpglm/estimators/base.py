@@ -121,7 +121,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         # delta=None: default_delta(n), once the data is read
         epsilon, delta = check_privacy_target(self.epsilon, self.delta, optional_delta=True)
         check_choice("solver", self.solver, ("auto", *estimator_solvers()))
-        check_clip(self.clip, private=not math.isinf(epsilon))
+        if self.clip is not None:
+            check_clip(self.clip, private=not math.isinf(epsilon))
         check_passes(self.passes)
         check_step(self.step)
         check_batch_size(self.batch_size)
@@ -689,9 +690,11 @@ COMMON_PARAMETERS_DOC = """
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
     solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp"}, default="auto"
-    clip : float, default=1.0
+    clip : float, optional
         Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
         sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD).
+        None: 1, except DP-GCD's ``min(4, sqrt(d) / 2)`` for ``d`` coordinates
+        (:func:`~dpglm.solvers.dp_gcd.estimator_clip`, measured).
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
         None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs

@@ -122,7 +122,7 @@ class DPLogisticRegression(_Classifier):
     )
 
     def __init__(self, penalty="l2", alpha=1e-4, l1_ratio=0.5, *, classes=None, epsilon=1.0,
-                 delta=None, budget=None, solver="auto", clip=1.0, passes=None, step=None,
+                 delta=None, budget=None, solver="auto", clip=None, passes=None, step=None,
                  batch_size=None, feature_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, categories=None, missing_values=None,
                  random_state=None):  # fmt: skip
@@ -191,7 +191,7 @@ class DPLinearSVC(_Classifier):
     )
 
     def __init__(self, loss="squared_hinge", penalty="l2", alpha=1e-3, l1_ratio=0.5, *,
-                 classes=None, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
+                 classes=None, epsilon=1.0, delta=None, budget=None, solver="auto", clip=None,
                  passes=None, step=None, batch_size=None, feature_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  categories=None, missing_values=None, random_state=None):  # fmt: skip

@@ -45,7 +45,7 @@ class DPLinearRegression(_Regressor):
     """
     )
 
-    def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=1.0,
+    def __init__(self, *, epsilon=1.0, delta=None, budget=None, solver="auto", clip=None,
                  passes=None, step=None, batch_size=None, feature_bounds=None, target_bounds=None,
                  smoothness="auto", solver_options=None, fit_intercept=True,
                  categories=None, missing_values=None, random_state=None):  # fmt: skip
@@ -79,7 +79,7 @@ class DPRidge(_Regressor):
     )
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
-                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
+                 clip=None, passes=None, step=None, batch_size=None, feature_bounds=None,
                  target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
                  categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
@@ -112,7 +112,7 @@ class DPLasso(_Regressor):
     )
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, budget=None, solver="auto",
-                 clip=1.0, passes=None, step=None, batch_size=None, feature_bounds=None,
+                 clip=None, passes=None, step=None, batch_size=None, feature_bounds=None,
                  target_bounds=None, smoothness="auto", solver_options=None, fit_intercept=True,
                  categories=None, missing_values=None, random_state=None):  # fmt: skip
         store_params(self, locals())
@@ -147,7 +147,7 @@ class DPElasticNet(_Regressor):
     )
 
     def __init__(self, alpha=1.0, l1_ratio=0.5, *, epsilon=1.0, delta=None, budget=None,
-                 solver="auto", clip=1.0, passes=None, step=None, batch_size=None,
+                 solver="auto", clip=None, passes=None, step=None, batch_size=None,
                  feature_bounds=None, target_bounds=None, smoothness="auto", solver_options=None,
                  fit_intercept=True, categories=None, missing_values=None,
                  random_state=None):  # fmt: skip

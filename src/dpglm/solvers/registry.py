@@ -67,6 +67,7 @@ from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.spending import Spent, calibrate_cached, spend
 
 __all__ = [
+    "DEFAULT_CLIP",
     "EstimatorMapping",
     "FitPlan",
     "ProblemShape",
@@ -303,6 +304,10 @@ _PRESPENT: contextvars.ContextVar = contextvars.ContextVar("dpglm_prespent", def
 # -- the estimators' settings --------------------------------------------------------------
 
 
+#: the estimators' clip when ``clip=None`` and the solver has no default of its own
+DEFAULT_CLIP = 1.0
+
+
 def default_batch_size(n_samples: int) -> int:
     """The estimators' batch size when ``batch_size=None``: ``min(256, max(1, n // 20))``.
 
@@ -342,6 +347,7 @@ class Settings:
     """The estimators' common solver settings, their hyperparameters of the same names.
 
     ``None`` leaves the choice to the solver's :class:`EstimatorMapping`:
+    ``clip`` its ``default_clip`` (:data:`DEFAULT_CLIP` unless it has one),
     ``passes`` its default work, ``batch_size`` :func:`default_batch_size`,
     ``step`` the solver's default.
 
@@ -352,7 +358,7 @@ class Settings:
     (3, None, 'auto')
     """
 
-    clip: float = 1.0
+    clip: float | None = None
     passes: float | None = None
     step: float | None = None
     batch_size: int | None = None
@@ -386,6 +392,9 @@ class EstimatorMapping:
         :func:`smoothness_source`) and ``feature_bounds``.
     bounds : bool, default=False
         Whether it takes ``feature_bounds`` alone.
+    default_clip : callable, optional
+        ``default_clip(shape)``: the clip when ``clip=None``, from the shape
+        alone; None: :data:`DEFAULT_CLIP`.
 
     Examples
     --------
@@ -401,6 +410,7 @@ class EstimatorMapping:
     batch_size: bool = False
     smoothness: bool = False
     bounds: bool = False
+    default_clip: Callable | None = None
 
     def __post_init__(self):
         if self.work not in ("passes", "n_iter", "max_iter"):
@@ -661,7 +671,10 @@ class Solver:
                 "hyperparameters are batch_size and clip, DP-AGD chooses its steps "
                 "privately, AdaSSP solves in closed form); leave step=None"
             )
-        arguments = {} if mapping.clip is None else {mapping.clip: settings.clip}
+        clip = settings.clip
+        if clip is None:
+            clip = DEFAULT_CLIP if mapping.default_clip is None else mapping.default_clip(shape)
+        arguments = {} if mapping.clip is None else {mapping.clip: clip}
         if settings.step is not None:
             arguments["step"] = settings.step
         passes = mapping.passes if settings.passes is None else settings.passes
