@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_vertical_sketch import make_data, r2  # noqa: E402
 from dpglm.distributed import vertical_fw  # noqa: E402
+from dpglm.distributed.protocol import COUNT, SKETCHES  # noqa: E402
 from dpglm.distributed.vertical_rule import vertical_fw_rule  # noqa: E402
 from dpglm.problem import Problem  # noqa: E402
 
@@ -169,8 +170,8 @@ def main(argv=None):
     parser.add_argument("--large-n-iter", type=int, default=None)
     parser.add_argument(
         "--sketch",
-        choices=("count", "gaussian"),
-        default="count",
+        choices=SKETCHES,
+        default=COUNT,
         help="the sketch of parts 2 and 4 (parts 1 and 3: the paper's Gaussian)",
     )
     args = parser.parse_args(argv)

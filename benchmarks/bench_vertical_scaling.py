@@ -72,6 +72,7 @@ from bench_distributed import (
     relative,
 )
 from dpglm.distributed import vertical_fw
+from dpglm.distributed.protocol import COUNT, SKETCHES
 from dpglm.penalties import L1, L1Ball
 from dpglm.problem import Problem
 from dpglm.solvers.registry import get_solver
@@ -423,8 +424,8 @@ def main(argv=None) -> int:
     parser.add_argument("--table", action="store_true", help="rewrite the README from the JSON")
     parser.add_argument(
         "--sketch",
-        choices=("count", "gaussian"),
-        default="count",
+        choices=SKETCHES,
+        default=COUNT,
         help="the vertical fit's sketch (gaussian: the paper's; its own JSON)",
     )
     args = parser.parse_args(argv)

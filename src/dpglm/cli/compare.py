@@ -131,10 +131,12 @@ def _output_prefix(output) -> str:
 
 def _solver_settings(args, n_features):
     """The hyperparameters every solver runs with, from the options."""
+    from dpglm.solvers.registry import DEFAULT_CLIP
+
     bounds = check_feature_bounds(args.feature_bounds, n_features, repr(args.data))
     return SolverSettings(
         passes=args.passes,
-        clip=1.0 if args.clip is None else args.clip,
+        clip=DEFAULT_CLIP if args.clip is None else args.clip,
         step=args.step,
         batch_size=args.batch_size,
         feature_bounds=bounds,

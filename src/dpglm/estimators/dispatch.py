@@ -116,6 +116,11 @@ LOGISTIC_MAX_STEP = 4.0
 SQUARED_STEP = 0.5
 
 
+def _loss_name(problem) -> str:
+    # a Problem holds its Datafit, a ProblemShape may hold its name
+    return getattr(problem.datafit, "name", problem.datafit)
+
+
 def _step_given(step, options) -> bool:
     return step is not None or "step" in (options or {})
 
@@ -125,7 +130,7 @@ def matched_step_applies(solver, problem, step, options) -> bool:
     multinomial), no step given."""
     if solver != "dp-sgd" or _step_given(step, options):
         return False
-    return problem.n_outputs > 1 or getattr(problem.datafit, "name", problem.datafit) == "logistic"
+    return problem.n_outputs > 1 or _loss_name(problem) == "logistic"
 
 
 def default_step(solver, problem, step, options):
@@ -145,7 +150,7 @@ def default_step(solver, problem, step, options):
     """
     if solver != "dp-sgd" or _step_given(step, options):
         return None
-    if getattr(problem.datafit, "name", problem.datafit) == "squared":
+    if _loss_name(problem) == "squared":
         return min(0.1, SQUARED_STEP / math.sqrt(problem.n_features))
     return None
 

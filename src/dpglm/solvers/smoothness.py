@@ -69,6 +69,8 @@ from dpglm.privacy.spending import calibrate_cached
 from dpglm.privacy.targets import Share
 
 SMOOTHNESS_MODES = ("auto", "bounds", "private", "data", "private-or-bounds")
+#: the modes that may release the private estimate (and so need positive bounds)
+ESTIMATED = ("private", "private-or-bounds")
 
 #: the private estimate's floor, in noise scales (see SmoothnessSpec.estimate)
 FLOOR_NOISES = 3.0
@@ -183,22 +185,20 @@ class SmoothnessSpec:
             raise ValueError(f"smoothness must be one of {SMOOTHNESS_MODES}, got {mode!r}")
         if mode == "auto":
             mode = "data" if feature_bounds is None else "bounds"
-        if mode == "private-or-bounds":
-            mode = "private" if feature_bounds is None else "private-or-bounds"
-        if mode in ("private", "private-or-bounds") and math.isinf(epsilon):
+        if mode in ESTIMATED and math.isinf(epsilon):
             # a non-private fit has nothing to protect: the constants come from the data
             mode = "data" if feature_bounds is None else "bounds"
         bounds = None
-        if mode in ("bounds", "private") and feature_bounds is None:
+        if mode in ("bounds", *ESTIMATED) and feature_bounds is None:
             raise ValueError(
                 f"smoothness={mode!r} needs feature_bounds, public bounds on |X_ij| per "
                 "column (or one for all)"
             )
         if feature_bounds is not None:
-            positive = mode in ("private", "private-or-bounds")
+            positive = mode in ESTIMATED
             bounds = check_bound_values(feature_bounds, problem.n_features, positive=positive)
         plan = PrivacyPlan((), neighbouring)
-        if mode in ("private", "private-or-bounds"):
+        if mode in ESTIMATED:
             share = Share(share, "smoothness_share")
             n = problem.n_samples
             template = PrivacyPlan(
