@@ -39,6 +39,7 @@ CASES = {
     "dp-fw": ("squared", L1Ball(2.0), False, {"n_iter": 5}),
     "dp-bcfw": ("squared", None, False, {"n_iter": 5, "blocks": 2, "radius": 2.0}),
     "adassp": ("squared", L2(0.01), True, {"feature_bounds": 1.0}),
+    "dp-direction": ("logistic", L2(0.01), True, {}),
 }
 
 
@@ -50,7 +51,15 @@ def _problem(name, sparse=False):
 
 def test_every_solver_is_registered_once_in_order():
     assert list(registered_solvers()) == list(CASES)
-    assert estimator_solvers() == ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp")
+    assert estimator_solvers() == (
+        "dp-cd",
+        "dp-gcd",
+        "dp-sgd",
+        "dp-scd",
+        "dp-agd",
+        "adassp",
+        "dp-direction",
+    )
     for name, solver in registered_solvers().items():
         assert solver.name == name and solver.summary and "\n" not in solver.summary
         assert get_solver(name) is solver

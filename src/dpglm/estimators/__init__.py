@@ -45,6 +45,11 @@ Solvers
 -------
 ``solver="auto"`` picks, before looking at the data beyond its shape:
 
+* ``"dp-direction"`` for a binary logistic fit of sparse features with
+  ``p >= n`` and no L1 part (text, one-hot codes): one private gradient at the
+  intercept-only model and a private line fit along it
+  (:mod:`dpglm.solvers.dp_direction`), where the iterative solvers end at the
+  majority class (sms spam at epsilon 1: 0.906 against 0.873);
 * ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or
   ``p >= n / 10`` (greedy steps find the few coordinates that matter, and each
   costs one selection; the ratio is that of the DP-GCD paper's experiments,
@@ -71,6 +76,12 @@ and Kifer 2018) fits smooth losses with no penalty or an L2 penalty; ``clip``
 bounds each per-sample gradient in L2, it chooses its own step sizes (no
 ``step``), and runs until its budget is spent (``passes``, if given, caps the
 number of gradient steps).
+
+``solver="dp-direction"`` fits the binary logistic loss with no penalty or an
+L2 penalty, which it does not apply (its model, a multiple of the released
+direction, has two free parameters); ``clip`` bounds each row's L2 norm in the
+class sums, and the estimator tells it which columns its ranges keep
+non-negative (their sums move by ``sqrt(2) C``, not ``2 C``).
 
 ``solver="adassp"`` (sufficient-statistics perturbation with an adaptive
 ridge, Wang 2018) fits least squares and ridge in one pass and closed form;

@@ -463,7 +463,9 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             data, preprocessing, [spent.release(i) for i in range(k)]
         )
         problem = self._scaled_problem(data, scaling, shape)
-        result = self._fit_spent(problem, solver, spent.after(k, assumptions=assumptions), plan)
+        result = self._fit_spent(
+            problem, solver, spent.after(k, assumptions=assumptions), plan, scaling
+        )
         # the solver's bounds on its input are the scaling's (1), not the user's: the
         # scaling's own line says where the ranges came from
         assumptions = tuple(a for a in result.report.assumptions if a != CLIPPED_TO_BOUNDS)
@@ -513,7 +515,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             start = k + c * m
             part = spent.after(start, start + m, assumptions=assumptions)
             binary = self._class_problem(data, problem, c)
-            results.append(self._fit_spent(binary, solver, part, single))
+            results.append(self._fit_spent(binary, solver, part, single, scaling))
         report = one_vs_rest_report(results, spent.report, k, m)
         weights = [(result.coef, result.intercept) for result in results]
         return (*stack_models(weights), results[0].n_iter, report, scaling)

@@ -213,16 +213,20 @@ class SolverDispatch:
         """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice."""
         return choose_solver(shape) if self.solver == "auto" else self.solver
 
-    def _fit_spent(self, problem, solver, spent, plan):
+    def _fit_spent(self, problem, solver, spent, plan, scaling):
         """Fit the scaled ``problem`` with ``solver``, under the plan the estimator spent.
 
         ``spent`` is the solver's part of the fit's plan (after the
         preprocessing's release), ``plan`` the solver's :class:`FitPlan`
         (:meth:`_private_fit_plan`): the solver checks that its own plan is
-        this one and draws from ``spent``.
+        this one and draws from ``spent``. ``scaling``: the released (or given)
+        ranges, whose non-negative columns a solver that takes ``nonnegative``
+        (DP-Direction) is told of.
         """
         spec = get_solver(solver)
         arguments = spec.arguments(self._settings(), problem, self.solver_options)
+        if "nonnegative" in spec.hyperparameters and "nonnegative" not in arguments:
+            arguments["nonnegative"] = scaling.nonnegative()
         if matched_step_applies(solver, problem, self.step, self.solver_options):
             arguments["step"] = matched_step(spent, arguments, problem)
         elif (step := default_step(solver, problem, self.step, self.solver_options)) is not None:

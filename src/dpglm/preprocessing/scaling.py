@@ -162,6 +162,20 @@ class Scaling:
             return X
         return np.clip(np.asarray(X, dtype=float), self.low, self.high)
 
+    def nonnegative(self) -> np.ndarray:
+        """Whether each column of :meth:`transform`'s output is non-negative for every record.
+
+        A public fact of the ranges (released or given): a column is clipped to
+        ``[low, high]`` and shifted by its centre, so it stays non-negative when
+        ``low >= centre`` (a range starting at 0 that is scaled, not centred).
+
+        Examples
+        --------
+        >>> Scaling.from_ranges([0.0, -1.0], [2.0, 1.0], centred=False).nonnegative()
+        array([ True, False])
+        """
+        return np.asarray(self.low - self.centre >= 0.0)
+
     def transform(self, X, out=None):
         """``z``: the features clipped to their ranges, centred and scaled into ``[-1, 1]``.
 

@@ -1,0 +1,305 @@
+"""DP-Direction: the sensitivities of its three releases (checked against replacements of a
+record, and reached), the noise of each release (a seeded statistical test that a correct
+release passes with probability above 1 - 1e-6 and a release with half its noise fails), the
+side weights, the line fit, the estimators' path (the non-negative columns of the scaling, the
+"auto" rule) and the refusals.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dpglm import DPLogisticRegression
+from dpglm.penalties import L1, L2
+from dpglm.privacy.budget import PrivacyBudget
+from dpglm.privacy.events import GaussianEvent
+from dpglm.privacy.releases import Release
+from dpglm.problem import Problem
+from dpglm.solvers.dp_direction import (
+    class_sums,
+    direction_plan,
+    dp_direction,
+    line_fit,
+    noisy_direction,
+    score_edges,
+    score_side,
+    side_weights,
+)
+from dpglm.solvers.registry import ProblemShape, choose_solver, get_solver
+from solver_problems import seed_of, with_less_noise
+
+DELTA = 1e-6
+ALPHA = 1e-6
+
+
+def _expanded(X, positive, clip, nonnegative):
+    """The released vector of the class sums, every block, as one array."""
+    u_plus, u_minus, v_plus, v_minus = class_sums(X, positive, clip, nonnegative)
+    signed = ~nonnegative
+    return np.concatenate([u_plus, v_plus, u_minus[signed], v_minus[signed]])
+
+
+def _text_like(seed, n=600, p=40, density=0.1):
+    """Non-negative sparse rows of unit norm; the positives (15 %) use columns 0 to 4 more."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p)) * (rng.random((n, p)) < density)
+    y = np.where(rng.random(n) < 0.15, 1.0, -1.0)
+    X[y > 0, :5] += rng.random((int((y > 0).sum()), 5)) * (rng.random(((y > 0).sum(), 5)) < 0.5)
+    X[X.sum(axis=1) == 0, -1] = 1.0
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, y
+
+
+# --- sensitivities ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nonnegative", [True, False], ids=["non-negative", "signed"])
+def test_no_replacement_moves_the_class_sums_beyond_sqrt2_clip(nonnegative):
+    rng = np.random.default_rng(seed_of("sums sensitivity", nonnegative))
+    clip, p = 1.5, 6
+    mask = np.full(p, nonnegative)
+    base = rng.uniform(-2, 2, (8, p))
+    labels = rng.random(8) < 0.5
+    worst = 0.0
+    for _ in range(3000):
+        a, b = rng.uniform(-3, 3, (2, p)) * rng.random((2, p)) ** 3
+        ya, yb = rng.random(2) < 0.5
+        first = _expanded(np.vstack([base, a]), np.append(labels, ya), clip, mask)
+        second = _expanded(np.vstack([base, b]), np.append(labels, yb), clip, mask)
+        worst = max(worst, np.linalg.norm(first - second))
+    declared = direction_plan(clip).events[1].sensitivity
+    assert worst <= declared * (1 + 1e-12)
+    assert worst > 0.95 * declared  # the random search comes close to it
+
+
+def test_the_sums_sensitivity_is_reached_and_a_signed_row_needs_the_split():
+    clip = 1.0
+    mask = np.zeros(2, dtype=bool)
+    # x' = -x in one class: without the split into parts the sum would move by 2 C
+    x = np.array([[1.0, 0.0]])
+    moved = _expanded(x, np.array([True]), clip, mask) - _expanded(
+        -x, np.array([True]), clip, mask
+    )
+    assert np.linalg.norm(moved) == pytest.approx(math.sqrt(2.0))
+    # disjoint non-negative rows in one class reach sqrt(2) C
+    rows = np.array([[1.0, 0.0], [0.0, 1.0]])
+    both = np.ones(2, dtype=bool)
+    moved = _expanded(rows[:1], np.array([True]), clip, both) - _expanded(
+        rows[1:], np.array([True]), clip, both
+    )
+    assert np.linalg.norm(moved) == pytest.approx(direction_plan(clip).events[1].sensitivity)
+
+
+def test_a_declared_non_negative_column_is_clipped_at_zero_for_every_input():
+    X = np.array([[-5.0, 1.0], [np.inf, 0.0], [np.nan, 1.0]])
+    u_plus, u_minus, v_plus, v_minus = class_sums(
+        X, np.array([True, True, False]), 1.0, np.array([True, False])
+    )
+    for block in (u_plus, u_minus, v_plus, v_minus):
+        assert np.all(np.isfinite(block))
+    assert u_minus[0] == 0.0 and v_minus[0] == 0.0
+    # every row's contribution is within norm C, whatever its entries
+    assert np.linalg.norm(np.concatenate([u_plus, u_minus])) <= 2.0 + 1e-12
+
+
+def test_a_replacement_moves_the_histograms_by_sqrt2_at_most_and_reaches_it():
+    rng = np.random.default_rng(seed_of("histogram sensitivity"))
+    d = rng.normal(size=5)
+    edges = score_edges(d, 1.0, 8)
+    from dpglm.solvers.dp_direction import _bin_of  # the binning the fit uses
+
+    def histogram(X, positive):
+        index = _bin_of(X @ d, edges)
+        return np.concatenate(
+            [np.bincount(index[positive], minlength=8), np.bincount(index[~positive], minlength=8)]
+        )
+
+    base, labels = rng.normal(size=(20, 5)), rng.random(20) < 0.5
+    worst = 0.0
+    for _ in range(500):
+        a, b = rng.normal(size=(2, 5)) * 3
+        ya, yb = rng.random(2) < 0.5
+        moved = histogram(np.vstack([base, a]), np.append(labels, ya)) - histogram(
+            np.vstack([base, b]), np.append(labels, yb)
+        )
+        worst = max(worst, np.linalg.norm(moved))
+    assert worst == pytest.approx(direction_plan(1.0).events[2].sensitivity)
+
+
+# --- the noise of each release ---------------------------------------------------------------
+
+
+def _band(k, alpha):
+    return stats.chi2.ppf(alpha / 2, k) / k, stats.chi2.isf(alpha / 2, k) / k
+
+
+def _noise_ratios(seed):
+    """Mean square noise over the variance the docstring derives, for each release."""
+    X, y = _text_like(seed, n=200, p=30)
+    mask = np.zeros(30, dtype=bool)
+    mask[:20] = True
+    prob = Problem(X, y, "logistic", fit_intercept=True)
+    setup = get_solver("dp-direction")._setup(ProblemShape.of(prob), 1.0, DELTA, {})
+    spent = setup.fit_plan.spend(random_state=seed)
+    z = [e.noise_multiplier for e in spent.plan.events]
+    positive = y > 0
+    sums = class_sums(X, positive, 1.0, mask)
+    count = float(positive.sum())
+    quiet = Release(GaussianEvent(noise_multiplier=0.0, sensitivity=1.0))
+    exact, ratio = noisy_direction(sums, count, 200, mask, quiet)
+    counts, directions, bins = [], [], []
+    for _ in range(400):
+        counts.append(spent.release(0).add(count) - count)
+        S, _ = noisy_direction(sums, count, 200, mask, spent.release(1))
+        directions.append(S - exact)
+        histogram = np.arange(16, dtype=float)
+        bins.append(spent.release(2).add(histogram) - histogram)
+    sums_std = z[1] * math.sqrt(2.0)
+    directions = np.array(directions)
+    scale = sums_std**2 * (1 + ratio**2)
+    draws = [
+        (np.array(counts) / z[0]).ravel(),
+        (directions[:, mask] / math.sqrt(scale)).ravel(),
+        (directions[:, ~mask] / math.sqrt(2 * scale)).ravel(),
+        (np.array(bins) / (z[2] * math.sqrt(2.0))).ravel(),
+    ]
+    return [float(np.mean(d**2)) for d in draws], [d.size for d in draws]
+
+
+def test_each_release_draws_the_noise_of_its_calibrated_multiplier_and_sensitivity():
+    ratios, sizes = _noise_ratios(seed_of("direction noise"))
+    for ratio, k in zip(ratios, sizes, strict=True):
+        lo, hi = _band(k, ALPHA / 4)
+        assert lo <= ratio <= hi, (ratios, sizes)
+        assert lo > 0.5  # power: half the noise (a ratio of 1/4) cannot pass
+
+
+def test_a_release_with_half_its_noise_fails_the_noise_test(monkeypatch):
+    with_less_noise(monkeypatch, factor=0.5)
+    ratios, sizes = _noise_ratios(seed_of("direction half noise"))
+    for ratio, k in zip(ratios, sizes, strict=True):
+        assert ratio < _band(k, ALPHA / 4)[0], ratios
+
+
+def test_the_plan_meets_the_target_and_the_fit_reports_it():
+    X, y = _text_like(seed_of("plan"))
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-5)
+    fit = dp_direction(
+        Problem(X, y, "logistic", L2(1e-4), fit_intercept=True),
+        epsilon=1.0,
+        delta=DELTA,
+        nonnegative=True,
+        budget=budget,
+        random_state=0,
+    )
+    assert fit.report.epsilon <= 1.0 and fit.report.neighbouring == "replace_one"
+    assert [m.sensitivity for m in fit.report.mechanisms] == [1.0, math.sqrt(2), math.sqrt(2)]
+    assert len(budget.charges) == 1
+    stds = fit.info["noise_std"]
+    multipliers = [m.noise_multiplier for m in fit.report.mechanisms]
+    assert stds["sums"] == pytest.approx(multipliers[1] * math.sqrt(2))
+    assert fit.info["penalty_applied"] is False
+
+
+# --- post-processing -------------------------------------------------------------------------
+
+
+def test_side_weights_drop_a_side_of_pure_noise_and_keep_a_side_with_signal():
+    rng = np.random.default_rng(seed_of("side weights"))
+    S = rng.normal(0.0, 2.0, 20_000)
+    f_plus, f_minus = side_weights(S, 2.0)
+    assert f_plus < 0.05 and f_minus < 0.05  # noise alone on both sides
+    S[:50] += 40.0
+    f_plus, f_minus = side_weights(S, 2.0)
+    assert f_plus > 0.5 and f_minus < 0.05
+
+
+def test_the_line_fit_recovers_a_logistic_law_from_exact_counts():
+    z = np.linspace(-3, 3, 13)
+    p = 1 / (1 + np.exp(-(1.5 * z - 0.5)))
+    a, b = line_fit(z, 1e6 * p, 1e6 * (1 - p), int(2e6) * 13 // 2, 0.0, True)
+    assert a == pytest.approx(1.5, rel=1e-6) and b == pytest.approx(-0.5, abs=1e-6)
+    a0, b0 = line_fit(z, 1e6 * p, 1e6 * (1 - p), int(1e6), 0.0, False)
+    assert b0 == 0.0 and a0 > 0
+
+
+def test_score_bins_take_the_public_sign_of_the_scores():
+    d = np.array([0.0, 1.0, 2.0])
+    assert score_side(d, np.ones(3, dtype=bool)) == 1
+    assert score_side(-d, np.ones(3, dtype=bool)) == -1
+    assert score_side(d, np.array([True, False, True])) == 0
+    assert score_edges(d, 1.0, 4, 1)[0] == 0.0 and score_edges(-d, 1.0, 4, -1)[-1] == 0.0
+
+
+def test_without_noise_the_direction_separates_and_a_seed_reproduces_the_fit():
+    X, y = _text_like(seed_of("accuracy"), n=3000, p=40)
+    prob = Problem(X, y, "logistic", fit_intercept=True)
+    exact = dp_direction(prob, epsilon=math.inf, delta=0.0, nonnegative=True)
+    assert np.mean(np.sign(X @ exact.coef + exact.intercept) == y) > 0.9
+    first, second = (
+        dp_direction(prob, epsilon=2.0, delta=DELTA, nonnegative=True, random_state=3)
+        for _ in range(2)
+    )
+    np.testing.assert_array_equal(first.coef, second.coef)
+    other = dp_direction(prob, epsilon=2.0, delta=DELTA, nonnegative=True, random_state=4)
+    assert not np.array_equal(first.coef, other.coef)
+
+
+# --- the estimators --------------------------------------------------------------------------
+
+
+def test_auto_takes_it_for_sparse_binary_logistic_fits_with_more_columns_than_records():
+    sparse = ProblemShape(400, 1000, "logistic", L2(1e-4), fit_intercept=True, sparse=True)
+    assert choose_solver(sparse) == "dp-direction"
+    dense = ProblemShape(400, 1000, "logistic", L2(1e-4), fit_intercept=True)
+    assert choose_solver(dense) == "dp-gcd"
+    assert choose_solver(ProblemShape(400, 1000, "logistic", L1(0.1), sparse=True)) == "dp-gcd"
+    assert choose_solver(ProblemShape(400, 1000, "squared", L2(0.1), sparse=True)) == "dp-gcd"
+
+
+def test_the_estimator_tells_the_solver_the_scalings_non_negative_columns():
+    X, y = _text_like(seed_of("estimator"), n=300, p=400)
+    X = sp.csr_matrix(X)
+    # public ranges starting at 0 (the private ones need more records than these)
+    bounds = np.tile([0.0, 1.0], (400, 1))
+    model = DPLogisticRegression(epsilon=1.0, feature_bounds=bounds, random_state=0).fit(X, y)
+    assert model.solver_ == "dp-direction"
+    assert model.scaling_.nonnegative().all()
+    text = str(model.privacy_report_)
+    assert "400 of 400 columns declared non-negative" in text
+    assert model.privacy_report_.epsilon <= 1.0
+    # the model is linear on the raw scale: its decision is coef_ . x + intercept_
+    np.testing.assert_allclose(
+        model.decision_function(X), X @ model.coef_ + model.intercept_, rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize(
+    "datafit, penalty, message",
+    [
+        ("squared", None, "binary logistic loss only"),
+        ("logistic", L1(0.1), "no penalty or one L2 penalty"),
+    ],
+)
+def test_a_refused_problem_is_refused_with_its_reason(datafit, penalty, message):
+    X, y = _text_like(1, n=50, p=5)
+    with pytest.raises(ValueError, match=message):
+        dp_direction(Problem(X, y, datafit, penalty), epsilon=1.0, delta=DELTA)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"clip": 0.0}, "clip"),
+        ({"clip": math.inf}, "clip must be positive and finite"),
+        ({"bins": 1}, "bins must be at least 2"),
+        ({"nonnegative": np.ones(3, dtype=bool)}, "nonnegative must be"),
+    ],
+)
+def test_invalid_settings_are_refused_by_name(params, message):
+    X, y = _text_like(2, n=50, p=5)
+    with pytest.raises(ValueError, match=message):
+        dp_direction(Problem(X, y, "logistic"), epsilon=1.0, delta=DELTA, **params)
