@@ -303,3 +303,17 @@ def test_invalid_settings_are_refused_by_name(params, message):
     X, y = _text_like(2, n=50, p=5)
     with pytest.raises(ValueError, match=message):
         dp_direction(Problem(X, y, "logistic"), epsilon=1.0, delta=DELTA, **params)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"passes": 5}, r"passes=5: DP-DIRECTION makes no passes to set"),
+        ({"step": 0.5}, r"step=0.5: DP-DIRECTION has no step size to set"),
+    ],
+)
+def test_the_estimators_refuse_the_settings_it_has_not_by_name(params, message):
+    X, y = _text_like(3, n=100, p=200)
+    model = DPLogisticRegression(epsilon=1.0, random_state=0, **params)
+    with pytest.raises(ValueError, match=message):
+        model.fit(sp.csr_matrix(X), y)

@@ -17,7 +17,7 @@ the noise it can afford, and fits the rest along it:
 3. **Score histograms**: each record's score ``z_i = x_i . d`` (``d`` the
    released direction, denoised below) falls in one of ``bins`` public bins;
    the counts of each bin among positives and among negatives, with Gaussian
-   noise. The model is then the minimiser of the problem's objective over
+   noise. The model is then the minimiser of the logistic loss over
    ``w = a d`` and the intercept ``b``, on the released counts (scores at
    their bins' centres): a two-parameter logistic fit, post-processing.
 

@@ -670,7 +670,13 @@ class Solver:
             raise ValueError(
                 f"step={settings.step!r}: {self.name.upper()} has no step size to set (DP-SCD's "
                 "hyperparameters are batch_size and clip, DP-AGD chooses its steps "
-                "privately, AdaSSP solves in closed form); leave step=None"
+                "privately, AdaSSP solves in closed form, DP-Direction fits a line); leave "
+                "step=None"
+            )
+        if settings.passes is not None and mapping.work not in self.hyperparameters:
+            raise ValueError(
+                f"passes={settings.passes!r}: {self.name.upper()} makes no passes to set (AdaSSP "
+                "and DP-Direction release their statistics once); leave passes=None"
             )
         clip = settings.clip
         if clip is None:
