@@ -46,8 +46,8 @@ Solvers
 ``solver="auto"`` picks, before looking at the data beyond its shape:
 
 * ``"dp-direction"`` for a binary logistic fit of sparse features with
-  ``p >= n`` and no L1 part (text, one-hot codes): one private gradient at the
-  intercept-only model and a private line fit along it
+  ``p >= n``, an intercept and no L1 part (text, one-hot codes): one private
+  gradient at the intercept-only model and a private line fit along it
   (:mod:`dpglm.solvers.dp_direction`), where the iterative solvers end at the
   majority class (sms spam at epsilon 1: 0.906 against 0.873);
 * ``"dp-gcd"`` when the loss is smooth and the penalty has an L1 part or

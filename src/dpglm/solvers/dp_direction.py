@@ -59,12 +59,12 @@ accountant to ``(epsilon, delta)``. Everything else is post-processing.
 
 Bins. ``bins`` bins uniform in ``asinh(z / s)`` on
 ``[-asinh(R), asinh(R)]`` with ``R`` = :data:`SCORE_RANGE` (or on one side of 0), where
-``s = C ||d|| / sqrt(p)`` (the score of a row of norm ``C`` spread evenly
-over the columns): linear near 0, logarithmic beyond ``s``; scores beyond
+``s = C ||d|| / sqrt(p)`` (the root mean square score of a row of norm
+``C`` in a random direction): linear near 0, logarithmic beyond ``s``; scores beyond
 ``R s`` count in the end bins. Every bound is public (a function of ``d``).
 
 Problems: the logistic loss with labels in ``{-1, +1}``, no penalty or an L2
-penalty, with or without an intercept, records in memory. The model is
+penalty, with an intercept, records in memory. The model is
 ``w = a d``: a multiple of the released direction. An L2 penalty is taken
 and **not applied**: the line fit has two free parameters, which need no
 regularisation, and ``alpha / 2 ||a d||**2`` would weigh the noise on every
@@ -145,10 +145,16 @@ COUNT_MULTIPLIER = 4.0
 #: every coordinate; the line fit has two parameters to fit from the histograms)
 HISTOGRAM_MULTIPLIER = 2.0
 
-#: the bins reach ``asinh(SCORE_RANGE)`` in ``asinh(z / s)``: scores up to 32 ``s``. Rows
-#: longer than ``C`` (features scaled column by column) score beyond ``8 s``: on sms spam at
-#: epsilon 1 with exact public ranges, 8 ``s`` gave 0.81, 32 ``s`` 0.91 (0.91 and 0.91 with
-#: the private ranges); 128 ``s`` spreads the 16 bins too thin (0.90 and 0.91)
+#: the line fit's ridge on ``a``, in units of ``1 / s**2``: a margin ``a z`` of 10 at a
+#: score of ``s`` costs 0.005 per record, of 100 costs 0.5, so that separated histograms
+#: give margins in the tens, not an arbitrarily large slope
+SEPARABLE_RIDGE = 1e-4
+
+#: the bins reach ``asinh(SCORE_RANGE)`` in ``asinh(z / s)``: scores up to 32 ``s``. The
+#: scores read the unclipped rows, which may be longer than ``C`` (a column scaled by its
+#: own range): on sms spam at epsilon 1, bins to 8 ``s`` gave 0.81 with exact public ranges
+#: (the spam scores piled into the end bin) and 0.91 with the private ones; to 32 ``s``,
+#: 0.91 and 0.91; to 128 ``s`` the 16 bins spread too thin (0.90 and 0.91)
 SCORE_RANGE = 32.0
 
 
@@ -189,6 +195,12 @@ def check(problem) -> None:
         raise ValueError(
             f"DP-Direction takes no penalty or one L2 penalty on every coefficient; "
             f"{problem.penalty!r} is not (use DP-CD, DP-GCD or DP-SGD)"
+        )
+    if not problem.fit_intercept:
+        raise ValueError(
+            "DP-Direction needs an intercept (fit_intercept=True): its direction is the "
+            "gradient at the intercept-only model, and its line fit moves the threshold along "
+            "it; without one every record with a score of one sign gets one class"
         )
 
 
@@ -249,7 +261,7 @@ def prepare(problem, *, epsilon: float, delta: float, clip: float, bins: int, ac
     --------
     >>> from dpglm.solvers.registry import ProblemShape
     >>> setup = prepare(
-    ...     ProblemShape(100, 3, "logistic"),
+    ...     ProblemShape(100, 3, "logistic", fit_intercept=True),
     ...     epsilon=1.0,
     ...     delta=1e-6,
     ...     clip=1.0,
@@ -289,17 +301,23 @@ def _nonnegative_mask(nonnegative, n_features: int) -> np.ndarray:
     return mask
 
 
+def _nonnegative_rows(X, nonnegative: np.ndarray):
+    """``X`` with the declared non-negative columns clipped at 0 (a copy where any is)."""
+    if not nonnegative.any():
+        return X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float, copy=True)
+        below = nonnegative[X.indices] & (X.data < 0.0)
+        X.data[below] = 0.0
+        return X
+    X = np.array(X, dtype=float)
+    X[:, nonnegative] = np.maximum(X[:, nonnegative], 0.0)
+    return X
+
+
 def _clipped_rows(X, nonnegative: np.ndarray, clip: float):
     """``X`` with the declared non-negative columns clipped at 0, each row to norm ``clip``."""
-    if nonnegative.any():
-        if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=float, copy=True)
-            columns = X.indices
-            below = nonnegative[columns] & (X.data < 0.0)
-            X.data[below] = 0.0
-        else:
-            X = np.array(X, dtype=float)
-            X[:, nonnegative] = np.maximum(X[:, nonnegative], 0.0)
+    X = _nonnegative_rows(X, nonnegative)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         norms = record_norms(X)
         factor = np.where(norms > clip, clip / norms, 1.0)
@@ -454,8 +472,8 @@ def shrunk_direction(S, nonnegative, noise_std: float) -> np.ndarray:
 def score_side(direction, nonnegative) -> int:
     """The sign every score ``x . d`` has for every record, if public: 1, -1, or 0 (either).
 
-    When every column is non-negative (clipped at 0) and ``d`` has one sign,
-    so has every score.
+    When every column is declared non-negative (the scores read the rows with
+    those columns clipped at 0) and ``d`` has one sign, so has every score.
 
     Examples
     --------
@@ -494,6 +512,33 @@ def score_edges(direction, clip: float, bins: int, side: int = 0) -> np.ndarray:
     return side * s * np.sinh(np.linspace(0.0, top, bins + 1))[::side]
 
 
+def score_histograms(rows, direction, positive, edges) -> np.ndarray:
+    """The number of positives, then of negatives, whose score ``x . d`` falls in each bin.
+
+    ``rows``: the records (unclipped: only each one's bin is counted, so its
+    norm does not matter; the declared non-negative columns clipped at 0).
+    A NaN score counts in the first bin, an infinite one in an end bin:
+    every record counts once, in one (class, bin) cell, whatever its entries.
+
+    Examples
+    --------
+    >>> rows = np.array([[1.0, 0.0], [0.0, 3.0], [np.nan, 1.0]])
+    >>> edges = np.array([-1.0, 0.5, 2.0, 4.0])
+    >>> score_histograms(rows, np.ones(2), np.array([True, False, True]), edges).tolist()
+    [1.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    """
+    bins = edges.size - 1
+    with np.errstate(invalid="ignore", over="ignore"):
+        scores = np.asarray(rows @ direction, dtype=float).ravel()
+    index = _bin_of(scores, edges)
+    return np.concatenate(
+        [
+            np.bincount(index[positive], minlength=bins),
+            np.bincount(index[~positive], minlength=bins),
+        ]
+    ).astype(float)
+
+
 def _bin_of(scores, edges) -> np.ndarray:
     inner = edges[1:-1]
     index = np.searchsorted(inner, scores, side="right")
@@ -505,7 +550,7 @@ def _bin_of(scores, edges) -> np.ndarray:
 # -- the line fit ----------------------------------------------------------------------------
 
 
-def line_fit(centres, positives, negatives, n: int, penalty: float, fit_intercept: bool):
+def line_fit(centres, positives, negatives, n: int, penalty: float = 0.0):
     """``(a, b)`` minimising the logistic loss of ``a z + b`` on binned counts, plus ``penalty a**2 / 2``.
 
     ``positives[k]`` and ``negatives[k]`` are the (noisy) numbers of records
@@ -513,23 +558,28 @@ def line_fit(centres, positives, negatives, n: int, penalty: float, fit_intercep
     negative counts are taken as 0. The objective is
     ``(1 / n) sum_k [P_k log(1 + exp(-(a z_k + b))) + N_k log(1 + exp(a z_k + b))]
     + penalty a**2 / 2``: convex, minimised by Newton's method with a
-    backtracking line search (without an intercept, ``b = 0``).
+    backtracking line search. When every count sits in one bin, ``a = 0`` and
+    ``b`` is the log-odds of the counts.
 
     Examples
     --------
-    >>> a, b = line_fit(
-    ...     np.array([-1.0, 1.0]), np.array([10.0, 90.0]), np.array([90.0, 10.0]), 200, 0.0, True
-    ... )
+    >>> a, b = line_fit(np.array([-1.0, 1.0]), np.array([10.0, 90.0]), np.array([90.0, 10.0]), 200)
     >>> round(a, 3), abs(round(b, 3))
     (2.197, 0.0)
     """  # noqa: E501
     z = np.asarray(centres, dtype=float)
     P = np.maximum(np.asarray(positives, dtype=float), 0.0) / n
     N = np.maximum(np.asarray(negatives, dtype=float), 0.0) / n
-    k = 2 if fit_intercept else 1
-    features = np.column_stack([z, np.ones_like(z)])[:, :k]
-    ridge = np.zeros(k)
-    ridge[0] = penalty
+    occupied = (P + N) > 0.0
+    if np.unique(z[occupied]).size < 2:
+        # one score for every record: no slope to fit, the intercept is the log-odds
+        total_p, total_n = float(P.sum()), float(N.sum())
+        if total_p > 0.0 and total_n > 0.0:
+            return 0.0, math.log(total_p / total_n)
+        return 0.0, 0.0
+    k = 2
+    features = np.column_stack([z, np.ones_like(z)])
+    ridge = np.array([penalty, 0.0])
 
     def objective(theta):
         m = features @ theta
@@ -562,9 +612,7 @@ def line_fit(centres, positives, negatives, n: int, penalty: float, fit_intercep
         theta, value = candidate, new
         if done:
             break
-    a = float(theta[0])
-    b = float(theta[1]) if fit_intercept else 0.0
-    return a, b
+    return float(theta[0]), float(theta[1])
 
 
 # -- the fit ---------------------------------------------------------------------------------
@@ -602,7 +650,8 @@ def dp_direction(
         only, and the direction's positive and negative entries on them are
         shrunk side by side (:func:`side_weights`). It changes no noise
         multiplier, so it may be decided after the plan (e.g. from released
-        ranges).
+        ranges), but never from the data themselves: which columns are
+        declared is part of the report and shapes the model.
     budget : PrivacyBudget, optional
         Charged with the calibrated plan before the data is read.
     accountant : str, default="auto"
@@ -620,7 +669,7 @@ def dp_direction(
     >>> from dpglm.problem import Problem
     >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.8]])
     >>> fit = dp_direction(
-    ...     Problem(X, np.array([1.0, 1.0, -1.0, -1.0]), "logistic"),
+    ...     Problem(X, np.array([1.0, 1.0, -1.0, -1.0]), "logistic", fit_intercept=True),
     ...     epsilon=math.inf,
     ...     delta=0.0,
     ...     nonnegative=True,
@@ -634,11 +683,21 @@ def dp_direction(
     problem = problem.in_memory("DP-Direction")
     n, p = problem.n_samples, problem.n_features
     mask = _nonnegative_mask(nonnegative, p)
+    alpha = _ridge(problem)
     assumptions = (
         *neighbouring_assumptions(NEIGHBOURING),
         f"rows clipped to L2 norm C = {setup.clip:g} per record for the class sums; "
-        f"{int(mask.sum())} of {p} columns declared non-negative, clipped at 0 per record",
+        f"{int(mask.sum())} of {p} columns declared non-negative (public), clipped at 0 per "
+        "record",
         HYPERPARAMETER_ASSUMPTION,
+        *(
+            (
+                f"the L2 penalty (alpha = {alpha:g}) is not applied: the model is a multiple "
+                "of the released direction, fitted along it",
+            )
+            if alpha > 0.0
+            else ()
+        ),
     )
     spent = setup.fit_plan.spend(
         budget=budget,
@@ -647,7 +706,7 @@ def dp_direction(
         random_state=random_state,
         secure=secure,
     )
-    X = problem.X
+    X = problem.rows  # C order or CSR: the clip scales each record's row
     positive = np.asarray(problem.y) > 0.0
     releases = [spent.release(i) for i in range(3)]
 
@@ -657,24 +716,20 @@ def dp_direction(
     d = shrunk_direction(S, mask, float(releases[1].scale()) * math.hypot(1.0, ratio))
 
     edges = score_edges(d, setup.clip, setup.bins, score_side(d, mask))
-    index = _bin_of(np.asarray(X @ d, dtype=float).ravel(), edges)
-    counts = np.concatenate(
-        [
-            np.bincount(index[positive], minlength=setup.bins),
-            np.bincount(index[~positive], minlength=setup.bins),
-        ]
-    ).astype(float)
-    # an empty bin's noise, clipped at 0, would add 0.4 of a std of phantom records to it
+    counts = score_histograms(_nonnegative_rows(X, mask), d, positive, edges)
+    # one std off every bin, then clipped at 0: an empty bin's noise would otherwise add
+    # 0.4 of a std of phantom records, far from the scores; a full bin loses 1 std of its
+    # hundreds
     noisy = np.maximum(releases[2].add(counts) - releases[2].scale(), 0.0)
     # each bin's midpoint in asinh(z / s); the end bins also hold every score beyond
     unit = float(np.max(np.abs(edges))) / SCORE_RANGE
     centres = unit * np.sinh(0.5 * (np.arcsinh(edges[:-1] / unit) + np.arcsinh(edges[1:] / unit)))
     positives, negatives = noisy[: setup.bins], noisy[setup.bins :]
-    # no penalty: see the module docstring
-    a, b = line_fit(centres, positives, negatives, n, 0.0, problem.fit_intercept)
-    theta = a * d
-    if problem.fit_intercept:
-        theta = np.append(theta, b)
+    # not the problem's penalty (see the module docstring): a ridge of SEPARABLE_RIDGE on a z,
+    # at the scores' scale, keeps the fit finite when the released histograms separate the
+    # classes (the logistic loss then has no minimiser)
+    a, b = line_fit(centres, positives, negatives, n, SEPARABLE_RIDGE * unit**2)
+    theta = np.append(a * d, b)
     history = History.empty(problem.n_coords)
     history.record(1.0, theta)
     stds = tuple(float(r.scale()) for r in releases)
