@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from dpglm import DPLogisticRegression
+from dpglm.datafits import SquaredHinge
 from dpglm.penalties import L1, L2
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.events import GaussianEvent
@@ -335,10 +336,21 @@ def test_released_ranges_starting_at_zero_make_their_columns_non_negative():
     assert mask.sum() > 0
 
 
+def test_the_squared_hinge_line_fit_finds_the_margin_and_auto_takes_the_loss():
+    z = np.array([-1.0, 1.0])
+    a, b = line_fit(z, np.array([0.0, 100.0]), np.array([100.0, 0.0]), 200, 1e-6, SquaredHinge())
+    assert a == pytest.approx(1.0, abs=1e-4) and b == pytest.approx(0.0, abs=1e-8)
+    shape = ProblemShape(400, 1000, "squared_hinge", L2(1e-3), fit_intercept=True, sparse=True)
+    assert choose_solver(shape) == "dp-direction"
+    hinge = ProblemShape(400, 1000, "hinge", L2(1e-3), fit_intercept=True, sparse=True)
+    assert choose_solver(hinge) == "dp-sgd"
+
+
 @pytest.mark.parametrize(
     "datafit, penalty, message",
     [
-        ("squared", None, "binary logistic loss only"),
+        ("squared", None, "logistic and the squared hinge losses only"),
+        ("hinge", None, "not the hinge loss"),
         ("logistic", L1(0.1), "no penalty or one L2 penalty"),
     ],
 )
@@ -380,6 +392,14 @@ def test_invalid_settings_are_refused_by_name(params, message):
 )
 def test_the_estimators_refuse_the_settings_it_has_not_by_name(params, message):
     X, y = _text_like(3, n=100, p=200)
-    model = DPLogisticRegression(epsilon=1.0, random_state=0, **params)
+    model = DPLogisticRegression(epsilon=1.0, solver="dp-direction", random_state=0, **params)
     with pytest.raises(ValueError, match=message):
         model.fit(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("params", [{"passes": 5}, {"step": 0.5}], ids=["passes", "step"])
+def test_auto_keeps_to_an_iterative_solver_when_a_step_or_passes_are_set(params):
+    X, y = _text_like(3, n=100, p=200)
+    model = DPLogisticRegression(epsilon=1.0, random_state=0, **params)
+    assert model.fit(sp.csr_matrix(X), y).solver_ == "dp-gcd"
+    assert DPLogisticRegression(epsilon=1.0).fit(sp.csr_matrix(X), y).solver_ == "dp-direction"

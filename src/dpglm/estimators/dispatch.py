@@ -210,8 +210,14 @@ class SolverDispatch:
         )
 
     def _solver_for(self, shape) -> str:
-        """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice."""
-        return choose_solver(shape) if self.solver == "auto" else self.solver
+        """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice.
+
+        A step or a number of passes set (as a search over them sets them)
+        keeps ``"auto"`` to the solvers that take them.
+        """
+        if self.solver != "auto":
+            return self.solver
+        return choose_solver(shape, iterative=self.step is not None or self.passes is not None)
 
     def _fit_spent(self, problem, solver, spent, plan, scaling):
         """Fit the scaled ``problem`` with ``solver``, under the plan the estimator spent.

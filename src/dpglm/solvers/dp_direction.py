@@ -1,10 +1,11 @@
 """DP-Direction: one private gradient at the intercept-only model, then a private line fit.
 
-A binary logistic model for many sparse features and few records (``p >= n``:
-text, one-hot codes), where every iterative private solver spends its budget
-on steps that each see noise on all ``p`` coordinates, and ends at the
-majority class. It takes the first step of gradient descent once, with all of
-the noise it can afford, and fits the rest along it:
+A binary classifier (logistic or squared hinge loss) for many sparse features
+and few records (``p >= n``: text, one-hot codes), where every iterative
+private solver spends its budget on steps that each see noise on all ``p``
+coordinates, and ends at the majority class. It takes the first step of
+gradient descent once, with all of the noise it can afford, and fits the rest
+along it:
 
 1. **Class counts**: the number ``n_+`` of positive records, with Gaussian
    noise (``n`` is public, so ``n_- = n - n_+``).
@@ -13,13 +14,14 @@ the noise it can afford, and fits the rest along it:
    (``clip``). The direction is ``S = u - (n_+ / n_-) v``: the negative
    gradient of the logistic loss at ``w = 0`` with the intercept at the class
    prior, up to the factor ``n_- / n`` (each record's term is
-   ``(y_i - p) x_i``, ``p = n_+ / n``).
+   ``(y_i - p) x_i``, ``p = n_+ / n``); of the squared hinge loss too, at
+   its intercept-only optimum (:data:`LOSSES`).
 3. **Score histograms**: each record's score ``z_i = x_i . d`` (``d`` the
    released direction, denoised below) falls in one of ``bins`` public bins;
    the counts of each bin among positives and among negatives, with Gaussian
-   noise. The model is then the minimiser of the logistic loss over
+   noise. The model is then the minimiser of the problem's loss over
    ``w = a d`` and the intercept ``b``, on the released counts (scores at
-   their bins' centres): a two-parameter logistic fit, post-processing.
+   their bins' centres): a two-parameter fit, post-processing.
 
 Denoising. On ``p`` coordinates with noise of std ``sigma`` each, a record's
 score carries noise ``sigma ||x||`` whatever its few non-zeros, against a
@@ -63,8 +65,8 @@ Bins. ``bins`` bins uniform in ``asinh(z / s)`` on
 ``C`` in a random direction): linear near 0, logarithmic beyond ``s``; scores beyond
 ``R s`` count in the end bins. Every bound is public (a function of ``d``).
 
-Problems: the logistic loss with labels in ``{-1, +1}``, no penalty or an L2
-penalty, with an intercept, records in memory. The model is
+Problems: the logistic or the squared hinge loss with labels in ``{-1, +1}``,
+no penalty or an L2 penalty, with an intercept, records in memory. The model is
 ``w = a d``: a multiple of the released direction. An L2 penalty is taken
 and **not applied**: the line fit has two free parameters, which need no
 regularisation, and ``alpha / 2 ||a d||**2`` would weigh the noise on every
@@ -103,7 +105,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm.clipping import record_norms
-from dpglm.datafits import Logistic
+from dpglm.datafits import Logistic, SquaredHinge
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.report import neighbouring_assumptions
 from dpglm.privacy.targets import check_privacy_target
@@ -119,6 +121,7 @@ from dpglm.solvers.result import FitResult, History
 __all__ = [
     "COUNT_MULTIPLIER",
     "HISTOGRAM_MULTIPLIER",
+    "LOSSES",
     "SCORE_RANGE",
     "Setup",
     "check",
@@ -135,6 +138,12 @@ __all__ = [
 ]
 
 NEIGHBOURING = "replace_one"
+
+#: the losses whose gradient at the intercept-only optimum is along ``u - (n_+ / n_-) v``:
+#: the logistic loss's optimum is the log-odds ``log(n_+ / n_-)``, the squared hinge's
+#: ``(n_+ - n_-) / n``, where ``(1 + b) / (1 - b) = n_+ / n_-`` weighs the classes alike (the
+#: hinge's sits on the majority's margin, where its gradient is not defined)
+LOSSES = (Logistic, SquaredHinge)
 
 #: noise multiplier of the class count, relative to the class sums' (1): the count needs
 #: little precision (a prior), and a multiplier of 4 costs it 1/16 of the sums' share
@@ -182,14 +191,15 @@ def check(problem) -> None:
     >>> check(ProblemShape(10, 2, "squared"))
     Traceback (most recent call last):
     ...
-    ValueError: DP-Direction fits the binary logistic loss only (its line fit is logistic), not the squared loss: use DP-CD, DP-GCD, DP-SGD or AdaSSP
+    ValueError: DP-Direction fits the logistic and the squared hinge losses only (at their intercept-only optimum both point to u - (n_+ / n_-) v), not the squared loss: use DP-CD, DP-GCD, DP-SGD or AdaSSP
     """  # noqa: E501
     check_single_output(problem, "DP-Direction")
     problem.in_memory("DP-Direction")
-    if not isinstance(problem.datafit, Logistic):
+    if not isinstance(problem.datafit, LOSSES):
         raise ValueError(
-            "DP-Direction fits the binary logistic loss only (its line fit is logistic), not "
-            f"the {problem.datafit.name} loss: use DP-CD, DP-GCD, DP-SGD or AdaSSP"
+            "DP-Direction fits the logistic and the squared hinge losses only (at their "
+            f"intercept-only optimum both point to u - (n_+ / n_-) v), not the "
+            f"{problem.datafit.name} loss: use DP-CD, DP-GCD, DP-SGD or AdaSSP"
         )
     if _ridge(problem) is None:
         raise ValueError(
@@ -550,51 +560,52 @@ def _bin_of(scores, edges) -> np.ndarray:
 # -- the line fit ----------------------------------------------------------------------------
 
 
-def line_fit(centres, positives, negatives, n: int, penalty: float = 0.0):
-    """``(a, b)`` minimising the logistic loss of ``a z + b`` on binned counts, plus ``penalty a**2 / 2``.
+def line_fit(centres, positives, negatives, n: int, penalty: float = 0.0, datafit=None):
+    """``(a, b)`` minimising the loss of ``a z + b`` on binned counts, plus ``penalty a**2 / 2``.
 
     ``positives[k]`` and ``negatives[k]`` are the (noisy) numbers of records
     of each class whose score falls in bin ``k`` of centre ``centres[k]``;
     negative counts are taken as 0. The objective is
-    ``(1 / n) sum_k [P_k log(1 + exp(-(a z_k + b))) + N_k log(1 + exp(a z_k + b))]
-    + penalty a**2 / 2``: convex, minimised by Newton's method with a
-    backtracking line search. When every count sits in one bin, ``a = 0`` and
-    ``b`` is the log-odds of the counts.
+    ``(1 / n) sum_k [P_k l(a z_k + b, 1) + N_k l(a z_k + b, -1)] + penalty a**2 / 2``
+    with ``l`` the binary loss of ``datafit`` (default: logistic): convex,
+    minimised by Newton's method with a backtracking line search. When every
+    count sits in one bin, ``a = 0`` and ``b`` minimises the loss alone (the
+    log-odds of the counts, for the logistic loss).
 
     Examples
     --------
     >>> a, b = line_fit(np.array([-1.0, 1.0]), np.array([10.0, 90.0]), np.array([90.0, 10.0]), 200)
     >>> round(a, 3), abs(round(b, 3))
     (2.197, 0.0)
-    """  # noqa: E501
+    """
+    datafit = Logistic() if datafit is None else datafit
     z = np.asarray(centres, dtype=float)
-    P = np.maximum(np.asarray(positives, dtype=float), 0.0) / n
-    N = np.maximum(np.asarray(negatives, dtype=float), 0.0) / n
-    occupied = (P + N) > 0.0
-    if np.unique(z[occupied]).size < 2:
-        # one score for every record: no slope to fit, the intercept is the log-odds
-        total_p, total_n = float(P.sum()), float(N.sum())
-        if total_p > 0.0 and total_n > 0.0:
-            return 0.0, math.log(total_p / total_n)
+    weights = np.concatenate([positives, negatives]).astype(float)
+    weights = np.maximum(weights, 0.0) / n
+    labels = np.repeat([1.0, -1.0], z.size)
+    occupied = weights > 0.0
+    if not occupied.any():
         return 0.0, 0.0
-    k = 2
-    features = np.column_stack([z, np.ones_like(z)])
-    ridge = np.array([penalty, 0.0])
+    scores = np.concatenate([z, z])
+    # one score for every record: no slope to fit, only the intercept
+    slope = np.unique(scores[occupied]).size > 1
+    features = (
+        np.column_stack([scores, np.ones_like(scores)]) if slope else np.ones((z.size * 2, 1))
+    )
+    ridge = np.array([penalty, 0.0]) if slope else np.zeros(1)
 
     def objective(theta):
-        m = features @ theta
-        return float(P @ np.logaddexp(0.0, -m) + N @ np.logaddexp(0.0, m)) + 0.5 * float(
-            ridge @ theta**2
-        )
+        loss = datafit.loss(features @ theta, labels)
+        return float(weights @ loss) + 0.5 * float(ridge @ theta**2)
 
-    theta = np.zeros(k)
+    theta = np.zeros(features.shape[1])
     value = objective(theta)
     for _ in range(100):
         m = features @ theta
-        sig = 0.5 * (1.0 + np.tanh(0.5 * m))  # P[y = +1]
-        grad = features.T @ (N * sig - P * (1.0 - sig)) + ridge * theta
-        hess = features.T @ (features * ((P + N) * sig * (1.0 - sig))[:, None])
-        hess += np.diag(ridge) + 1e-12 * np.eye(k)
+        grad = features.T @ (weights * datafit.derivative(m, labels)) + ridge * theta
+        curvature = weights * datafit.second_derivative(m, labels)
+        hess = features.T @ (features * curvature[:, None]) + np.diag(ridge)
+        hess += 1e-12 * np.eye(theta.size)
         try:
             step = np.linalg.solve(hess, grad)
         except np.linalg.LinAlgError:
@@ -612,7 +623,7 @@ def line_fit(centres, positives, negatives, n: int, penalty: float = 0.0):
         theta, value = candidate, new
         if done:
             break
-    return float(theta[0]), float(theta[1])
+    return (float(theta[0]), float(theta[1])) if slope else (0.0, float(theta[0]))
 
 
 # -- the fit ---------------------------------------------------------------------------------
@@ -636,7 +647,7 @@ def dp_direction(
     Parameters
     ----------
     problem : Problem
-        Binary logistic loss, no penalty or L2, in memory.
+        Logistic or squared hinge loss, no penalty or L2, an intercept, in memory.
     epsilon, delta : float
         Target guarantee (replace-one neighbours); ``epsilon = inf`` releases
         everything without noise.
@@ -728,7 +739,7 @@ def dp_direction(
     # not the problem's penalty (see the module docstring): a ridge of SEPARABLE_RIDGE on a z,
     # at the scores' scale, keeps the fit finite when the released histograms separate the
     # classes (the logistic loss then has no minimiser)
-    a, b = line_fit(centres, positives, negatives, n, SEPARABLE_RIDGE * unit**2)
+    a, b = line_fit(centres, positives, negatives, n, SEPARABLE_RIDGE * unit**2, problem.datafit)
     theta = np.append(a * d, b)
     history = History.empty(problem.n_coords)
     history.record(1.0, theta)
@@ -754,7 +765,7 @@ SOLVER = Solver(
     name="dp-direction",
     summary=(
         "one private gradient at the intercept-only model, then a private line fit along it "
-        "(binary logistic, many sparse features)"
+        "(binary logistic or squared hinge, many sparse features)"
     ),
     fit=dp_direction,
     prepare=prepare,
