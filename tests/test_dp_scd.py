@@ -35,7 +35,7 @@ from dpglm.solvers.dp_scd import (
 )
 from dpglm.solvers.dp_sgd import BatchSampler
 from dpglm.solvers.reference import solve_reference
-from dpglm.solvers.registry import ProblemShape, get_solver
+from dpglm.solvers.registry import ProblemShape, Settings, get_solver
 from solver_problems import make_data, seed_of, with_less_noise
 
 dp_scd_module = importlib.import_module("dpglm.solvers.dp_scd")
@@ -773,3 +773,15 @@ def test_small_fits_without_jit(sparse):
         random_state=0,
     )
     assert np.all(np.isfinite(fit.coef))
+
+
+def test_the_estimators_clip_is_lambda_n_over_the_batch_capped_at_one():
+    spec = get_solver("dp-scd")
+    shape = ProblemShape(8000, 68, "logistic", L2(1e-4), fit_intercept=True)
+    # alpha N / L with the default batch min(256, N / 20) = 256
+    assert spec.arguments(Settings(), shape)["clip"] == pytest.approx(1e-4 * 8000 / 256)
+    # the batch the fit takes sets it, and a given clip is kept
+    assert spec.arguments(Settings(batch_size=32), shape)["clip"] == pytest.approx(0.025)
+    assert spec.arguments(Settings(clip=0.5), shape)["clip"] == 0.5
+    ridge = ProblemShape(8000, 68, "squared", L2(1.0), fit_intercept=True)
+    assert spec.arguments(Settings(), ridge)["clip"] == 1.0

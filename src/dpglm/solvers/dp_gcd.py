@@ -101,8 +101,10 @@ _NOISE_BLOCK = 1 << 20
 MAX_ESTIMATOR_CLIP = 4.0
 
 
-def estimator_clip(shape) -> float:
+def estimator_clip(shape, batch_size=None) -> float:
     """The estimators' DP-GCD clip when ``clip=None``: ``min(4, sqrt(d) / 2)``, ``d`` coordinates.
+
+    (``batch_size``: None, DP-GCD reads every record at each step.)
 
     ``C`` is split over the coordinates as ``C_j = C sqrt(M_j / tr M)``, and the
     records reach DP-GCD scaled into ``[-1, 1]``, where a record's gradient,

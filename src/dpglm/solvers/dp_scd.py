@@ -759,13 +759,56 @@ def dp_scd(
     )
 
 
+def estimator_clip(shape, batch_size) -> float:
+    """The estimators' DP-SCD clip when ``clip=None``: ``min(1, lambda N / L)``.
+
+    The clip bounds each dual step ``|zeta_j|``, and the noise on ``theta``
+    grows with it (``sigma / (lambda N)`` per step, ``sigma`` proportional to
+    ``C``). The step minimises the local subproblem, whose curvature in
+    ``zeta`` is at least ``s_j = L ||x_j||**2 / (lambda N)``, which is
+    ``L / (lambda N)`` on the normalised rows DP-SCD fits: a subproblem whose
+    slope at 0 is at most 1 (the logistic and hinge losses' derivatives, the
+    margins' errors on the [-1, 1] scale) takes a step of at most
+    ``lambda N / L``. A clip there leaves such steps whole and adds no noise
+    for steps that never come; capped at 1, the width of the logistic and
+    hinge losses' dual box. The clip of 1 it replaces was 300 times too large
+    for the estimators' logistic default (``alpha = 1e-4``, phishing's
+    ``lambda N / L = 0.0032``). Measured (2 seeds, epsilon 1 and 4; the
+    logistic loss at ``alpha = 1e-4``, the hinge and squared hinge at
+    ``1e-3``; adult, phishing, electricity): within 0.55 point of the best of
+    the clips 0.001 to 3 in all 18 rows, where the clip of 1 lost up to 26
+    points: at epsilon 1, logistic 0.926 against 0.671 on phishing and 0.845
+    against 0.777 on adult; hinge 0.929 against 0.693 and 0.841 against 0.790;
+    squared hinge 0.930 against 0.907 and 0.845 against 0.832.
+
+    Parameters
+    ----------
+    shape : ProblemShape
+        ``N`` and the L2 penalty's ``lambda``.
+    batch_size : int
+        ``L``, the expected batch the fit takes.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L2
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> round(estimator_clip(ProblemShape(8000, 68, "logistic", L2(1e-4)), 256), 6)
+    0.003125
+    >>> estimator_clip(ProblemShape(8000, 68, "squared", L2(1.0)), 256)
+    1.0
+    """
+    return min(1.0, float(shape.penalty.alpha) * shape.n_samples / batch_size)
+
+
 SOLVER = Solver(
     name="dp-scd",
     summary="private stochastic dual coordinate descent and SeqDP-SCD (Damaskinos et al. 2021)",
     fit=dp_scd,
     prepare=prepare,
     check=check,
-    estimator=EstimatorMapping(passes=10.0, step=False, batch_size=True),
+    estimator=EstimatorMapping(
+        passes=10.0, step=False, batch_size=True, default_clip=estimator_clip
+    ),
     order=40,
     row_normalised=True,
 )

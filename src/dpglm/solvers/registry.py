@@ -415,8 +415,9 @@ class EstimatorMapping:
     bounds : bool, default=False
         Whether it takes ``feature_bounds`` alone.
     default_clip : callable, optional
-        ``default_clip(shape)``: the clip when ``clip=None``, from the shape
-        alone; None: :data:`DEFAULT_CLIP`.
+        ``default_clip(shape, batch_size)``: the clip when ``clip=None``, from
+        the shape and the batch the fit will take (None for a solver without
+        batches) alone; None: :data:`DEFAULT_CLIP`.
 
     Examples
     --------
@@ -699,18 +700,22 @@ class Solver:
                 f"passes={settings.passes!r}: {self.name.upper()} makes no passes to set (AdaSSP "
                 "and DP-Direction release their statistics once); leave passes=None"
             )
+        n, batch = shape.n_samples, None
+        if mapping.batch_size:
+            batch = min(settings.batch_size or default_batch_size(n), n)
         clip = settings.clip
-        if clip is None:
-            clip = DEFAULT_CLIP if mapping.default_clip is None else mapping.default_clip(shape)
+        if clip is None and mapping.default_clip is not None:
+            clip = mapping.default_clip(shape, batch)
+        elif clip is None:
+            clip = DEFAULT_CLIP
         arguments = {} if mapping.clip is None else {mapping.clip: clip}
         if settings.step is not None:
             arguments["step"] = settings.step
         passes = mapping.passes if settings.passes is None else settings.passes
         if passes is not None:
             arguments[mapping.work] = passes if mapping.work == "passes" else max(1, round(passes))
-        if mapping.batch_size:
-            batch = settings.batch_size or default_batch_size(shape.n_samples)
-            arguments["batch_size"] = min(batch, shape.n_samples)
+        if batch is not None:
+            arguments["batch_size"] = batch
         if mapping.smoothness:
             arguments["smoothness"] = smoothness_source(
                 settings.smoothness, settings.feature_bounds
