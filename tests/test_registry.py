@@ -240,3 +240,18 @@ def test_the_estimators_offer_the_registered_solvers():
     assert DEFAULT_PASSES == {"dp-cd": 20.0, "dp-gcd": 20, "dp-sgd": 10.0, "dp-scd": 10.0}
     with pytest.raises(ValueError, match=r"solver must be one of \('auto', 'dp-cd'"):
         DPRidge(solver="dp-fw").fit(np.eye(3), np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "solver, base", [("dp-cd", 1.0), ("dp-gcd", 1.5)], ids=["dp-cd", "dp-gcd"]
+)
+def test_the_coordinate_solvers_default_clip_scales_with_the_loss_slope(solver, base):
+    # 8 features and an intercept: DP-GCD's shape rule gives sqrt(9) / 2 = 1.5
+    spec = get_solver(solver)
+    clips = {
+        loss: spec.arguments(Settings(), ProblemShape(500, 8, loss, L2(1e-3), True))["clip"]
+        for loss in ("logistic", "squared_hinge", "squared")
+    }
+    assert clips == {"logistic": base, "squared_hinge": 4 * base, "squared": base}
+    given = Settings(clip=0.3)
+    assert spec.arguments(given, ProblemShape(500, 8, "squared_hinge", L2(1e-3)))["clip"] == 0.3

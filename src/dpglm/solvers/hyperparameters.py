@@ -64,6 +64,27 @@ def check_finite_clip(clip: float, *, private: bool) -> None:
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
 
 
+def slope_scale(datafit) -> float:
+    """How much larger a classifier's loss slope is at the null margin than the logistic's.
+
+    ``2 |l'(0, 1)|`` for a loss of binary labels (1 for the logistic loss,
+    whose slope there is 1/2; 4 for the squared hinge, whose slope is 2); 1
+    for any other loss (the squared loss's slope is the scaled target's
+    residual). The estimators scale the coordinate solvers' clips by it, so
+    that a clip measured on the logistic loss clips the same share of the
+    terms ``l'(z_i) x_ij`` under another loss.
+
+    Examples
+    --------
+    >>> from dpglm.datafits import get_datafit
+    >>> [slope_scale(get_datafit(name)) for name in ("logistic", "squared_hinge", "squared")]
+    [1.0, 4.0, 1.0]
+    """
+    if not datafit.binary_labels:
+        return 1.0
+    return 2.0 * abs(float(datafit.derivative(0.0, 1.0)))
+
+
 #: the assumption of every private fit: its hyperparameters are not chosen on the data
 HYPERPARAMETER_ASSUMPTION = (
     "hyperparameters (clipping threshold, step size, number of passes) chosen independently of "
