@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dpglm import DPLogisticRegression
+from dpglm import DPLinearSVC, DPLogisticRegression
 from dpglm.datafits import SquaredHinge
 from dpglm.penalties import L1, L2
 from dpglm.privacy.budget import PrivacyBudget
@@ -403,3 +403,23 @@ def test_auto_keeps_to_an_iterative_solver_when_a_step_or_passes_are_set(params)
     model = DPLogisticRegression(epsilon=1.0, random_state=0, **params)
     assert model.fit(sp.csr_matrix(X), y).solver_ == "dp-gcd"
     assert DPLogisticRegression(epsilon=1.0).fit(sp.csr_matrix(X), y).solver_ == "dp-direction"
+
+
+def test_dplinearsvc_fits_its_squared_hinge_along_the_direction():
+    X, y = _text_like(seed_of("svc"), n=3000, p=4000, density=0.005)
+    model = DPLinearSVC(epsilon=4.0, random_state=0).fit(sp.csr_matrix(X), y)
+    assert model.solver_ == "dp-direction"
+    logistic = DPLogisticRegression(epsilon=4.0, random_state=0).fit(sp.csr_matrix(X), y)
+    # the same releases (one plan), a different line fit
+    assert [m.sensitivity for m in model.privacy_report_.mechanisms] == [
+        m.sensitivity for m in logistic.privacy_report_.mechanisms
+    ]
+    assert not np.allclose(model.coef_, logistic.coef_)
+    exact = DPLinearSVC(epsilon=np.inf).fit(sp.csr_matrix(X), y)
+    assert model.score(sp.csr_matrix(X), y) > 0.5 * (exact.score(sp.csr_matrix(X), y) + 0.85)
+
+
+def test_auto_reads_a_step_given_in_the_solver_options():
+    X, y = _text_like(3, n=100, p=200)
+    model = DPLogisticRegression(epsilon=1.0, random_state=0, solver_options={"step": 0.5})
+    assert model.fit(sp.csr_matrix(X), y).solver_ == "dp-gcd"

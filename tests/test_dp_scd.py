@@ -785,3 +785,19 @@ def test_the_estimators_clip_is_lambda_n_over_the_batch_capped_at_one():
     assert spec.arguments(Settings(clip=0.5), shape)["clip"] == 0.5
     ridge = ProblemShape(8000, 68, "squared", L2(1.0), fit_intercept=True)
     assert spec.arguments(Settings(), ridge)["clip"] == 1.0
+
+
+def test_the_estimators_clip_takes_the_capped_batch_and_leaves_refusals_to_the_check():
+    spec = get_solver("dp-scd")
+    shape = ProblemShape(300, 4, "logistic", L2(1e-2), fit_intercept=True)
+    # a batch above n is capped at n before the clip is computed
+    arguments = spec.arguments(Settings(batch_size=10_000), shape)
+    assert arguments["batch_size"] == 300
+    assert arguments["clip"] == pytest.approx(1e-2 * 300 / 300)
+    X, y = make_data(3, n=60, p=4, classification=True)
+    for model in (
+        DPLogisticRegression(penalty="none", solver="dp-scd"),
+        DPLinearSVC(alpha=0.0, solver="dp-scd"),
+    ):
+        with pytest.raises(ValueError, match="DP-SCD needs an L2 penalty"):
+            model.fit(X, y)

@@ -691,12 +691,17 @@ COMMON_PARAMETERS_DOC = """
         ``feature_bounds``).
     budget : PrivacyBudget, optional
         Shared budget charged by every fit.
-    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp"}, default="auto"
+    solver : {"auto", "dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp", \
+"dp-direction"}, default="auto"
     clip : float, optional
         Clipping threshold ``C`` (per coordinate split for DP-CD / DP-GCD, L2 per
-        sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD).
-        None: 1, except DP-GCD's ``min(4, sqrt(d) / 2)`` for ``d`` coordinates
-        (:func:`~dpglm.solvers.dp_gcd.estimator_clip`, measured).
+        sample for DP-SGD and DP-AGD, bound on each dual update for DP-SCD, on each
+        row for DP-Direction). None: 1, except DP-GCD's ``min(4, sqrt(d) / 2)`` for
+        ``d`` coordinates (:func:`~dpglm.solvers.dp_gcd.estimator_clip`) and DP-SCD's
+        ``min(1, alpha N / L)`` for ``N`` records in batches of ``L``
+        (:func:`~dpglm.solvers.dp_scd.estimator_clip`); DP-CD's and DP-GCD's are
+        four times larger for the squared hinge
+        (:func:`~dpglm.solvers.hyperparameters.slope_scale`). Each is measured.
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
         None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs

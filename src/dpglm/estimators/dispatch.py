@@ -217,7 +217,9 @@ class SolverDispatch:
         """
         if self.solver != "auto":
             return self.solver
-        return choose_solver(shape, iterative=self.step is not None or self.passes is not None)
+        options = self.solver_options or {}
+        iterative = _step_given(self.step, options) or self.passes is not None
+        return choose_solver(shape, iterative=iterative)
 
     def _fit_spent(self, problem, solver, spent, plan, scaling):
         """Fit the scaled ``problem`` with ``solver``, under the plan the estimator spent.

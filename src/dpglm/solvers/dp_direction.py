@@ -570,7 +570,9 @@ def line_fit(centres, positives, negatives, n: int, penalty: float = 0.0, datafi
     with ``l`` the binary loss of ``datafit`` (default: logistic): convex,
     minimised by Newton's method with a backtracking line search. When every
     count sits in one bin, ``a = 0`` and ``b`` minimises the loss alone (the
-    log-odds of the counts, for the logistic loss).
+    log-odds of the counts, for the logistic loss; when one class has no
+    count at all the logistic loss has no minimiser, and ``b`` stops where
+    Newton's tolerance does, about 29 in size).
 
     Examples
     --------

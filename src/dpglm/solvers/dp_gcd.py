@@ -98,12 +98,13 @@ NOISE_MODES = ("tight", "paper")
 _NOISE_BLOCK = 1 << 20
 
 
-#: the largest default clip of the estimators' DP-GCD fits (see estimator_clip)
+#: the largest default clip of the estimators' DP-GCD fits of the logistic and squared
+#: losses (see estimator_clip; a loss with a steeper slope scales it)
 MAX_ESTIMATOR_CLIP = 4.0
 
 
 def estimator_clip(shape, batch_size=None) -> float:
-    """The estimators' DP-GCD clip when ``clip=None``: ``min(4, sqrt(d) / 2)``, ``d`` coordinates.
+    """The estimators' DP-GCD clip: ``min(4, sqrt(d) / 2)`` for ``d`` coordinates, times the slope.
 
     Times the loss's :func:`~dpglm.solvers.hyperparameters.slope_scale` (4 for
     the squared hinge, whose slope at the null margin is four times the

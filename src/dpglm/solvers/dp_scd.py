@@ -173,7 +173,7 @@ from dpglm.solvers.hyperparameters import (
     check_finite_clip,
     check_positive,
 )
-from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
+from dpglm.solvers.registry import DEFAULT_CLIP, EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 #: the datafits DP-SCD handles (the kernels' dual steps)
@@ -767,12 +767,18 @@ def estimator_clip(shape, batch_size) -> float:
     ``C``). The step minimises the local subproblem, whose curvature in
     ``zeta`` is at least ``s_j = L ||x_j||**2 / (lambda N)``, which is
     ``L / (lambda N)`` on the normalised rows DP-SCD fits: a subproblem whose
-    slope at 0 is at most 1 (the logistic and hinge losses' derivatives, the
-    margins' errors on the [-1, 1] scale) takes a step of at most
-    ``lambda N / L``. A clip there leaves such steps whole and adds no noise
-    for steps that never come; capped at 1, the width of the logistic and
-    hinge losses' dual box. The clip of 1 it replaces was 300 times too large
-    for the estimators' logistic default (``alpha = 1e-4``, phishing's
+    slope at 0 is of order 1 takes a step of order ``lambda N / L`` (a
+    heuristic: the logistic dual's slope grows near the box's edges, where
+    its conjugate's curvature grows too, and the squared hinge's with the
+    dual variable). A clip there leaves the typical steps whole and adds no
+    noise for steps that never come; capped at 1, the width of the logistic
+    and hinge losses' dual box. SeqDP-SCD (``sequential=True``) uses the
+    curvature ``||x_j||**2 / (lambda N)``, whose steps may be ``L`` times
+    larger: give it its clip. A problem without a positive L2 penalty gets
+    1, and DP-SCD's check refuses it with its own message.
+
+    The clip of 1 it replaces was 300 times too large for the estimators'
+    logistic default (``alpha = 1e-4``, phishing's
     ``lambda N / L = 0.0032``). Measured (2 seeds, epsilon 1 and 4; the
     logistic loss at ``alpha = 1e-4``, the hinge and squared hinge at
     ``1e-3``; adult, phishing, electricity): within 0.55 point of the best of
@@ -797,7 +803,10 @@ def estimator_clip(shape, batch_size) -> float:
     >>> estimator_clip(ProblemShape(8000, 68, "squared", L2(1.0)), 256)
     1.0
     """
-    return min(1.0, float(shape.penalty.alpha) * shape.n_samples / batch_size)
+    alpha = shape.penalty.alpha if isinstance(shape.penalty, L2) else None
+    if alpha is None or not alpha > 0:
+        return DEFAULT_CLIP
+    return min(DEFAULT_CLIP, float(alpha) * shape.n_samples / batch_size)
 
 
 SOLVER = Solver(

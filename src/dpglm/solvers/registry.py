@@ -851,8 +851,8 @@ def choose_solver(shape, iterative: bool = False) -> str:
     ----------
     shape : ProblemShape or Problem
     iterative : bool, default=False
-        Whether a step or a number of passes was set: only a solver that
-        takes them may be chosen.
+        Whether a step or a number of passes was set: DP-Direction, which
+        has neither, is not chosen.
 
     Examples
     --------
@@ -874,8 +874,8 @@ def choose_solver(shape, iterative: bool = False) -> str:
     'dp-direction'
 
     ``iterative=True`` (the estimators pass it when a step or a number of
-    passes is set, as a search over them does) keeps to the solvers that take
-    them: DP-Direction has neither.
+    passes is set, as a search over them does) leaves DP-Direction out: it
+    has neither.
 
     >>> choose_solver(shape, iterative=True)
     'dp-gcd'
