@@ -57,6 +57,8 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
         claimed("print(round(census.score("),
         claimed('print(round(census.privacy_report_.parts["category selection"]'),
     ]
+    # sparse text: unseeded; the solver "auto" takes is fixed by the shape
+    assert output("spam_model = DPLogisticRegression(") == [claimed("print(spam_model.solver_)")]
     # an estimator in five lines; unseeded, so only what holds whatever the noise is printed
     five_lines = output("model.fit(phishing.X, phishing.y)")
     assert five_lines == [claimed("print(model.solver_, round(model.score(phishing")]
