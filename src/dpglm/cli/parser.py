@@ -464,8 +464,9 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         "--clip",
         type=positive_float,
         metavar="C",
-        help="clipping threshold (default: the estimator's, 1, or DP-GCD's min(4, sqrt(d) / 2) "
-        "for d coordinates; 1 for every solver of 'compare')",
+        help="clipping threshold (default: the estimator's: 1, or DP-GCD's min(4, sqrt(d) / 2) "
+        "for d coordinates, both 4 times larger for the squared hinge; 1 for every solver of "
+        "'compare')",
     )
     solver.add_argument(
         "--passes",

@@ -213,7 +213,7 @@ class SolverDispatch:
         """The registered solver's name: ``solver``, or the ``"auto"`` rule's choice.
 
         A step or a number of passes set (as a search over them sets them)
-        keeps ``"auto"`` to the solvers that take them.
+        keeps ``"auto"`` from DP-Direction, which has neither.
         """
         if self.solver != "auto":
             return self.solver

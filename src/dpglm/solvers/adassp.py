@@ -133,6 +133,7 @@ from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_positive,
     check_single_output,
+    ridge_weights,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
@@ -202,23 +203,12 @@ def check(problem) -> None:
     problem.in_memory("AdaSSP")
     if not isinstance(problem.datafit, Squared):
         raise ValueError(_refused_loss(problem.datafit))
-    if _ridge_of_penalty(problem) is None:
+    if ridge_weights(problem) is None:
         raise ValueError(
             f"AdaSSP takes no penalty or an L2 penalty; {problem.penalty!r} has an L1 part, "
             "bounds or is not separable (use DP-CD, DP-GCD or DP-SGD, whose proximal steps "
             "handle it)"
         )
-
-
-def _ridge_of_penalty(problem):
-    """``alpha_j`` of every coefficient for no penalty or L2; None for anything else."""
-    penalty = problem.penalty
-    if not penalty.separable:
-        return None
-    l1, l2, lo, hi = penalty.prox_params(problem.n_features)
-    if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
-        return None
-    return np.asarray(l2, dtype=float)
 
 
 def _check_feature_bounds(feature_bounds, n_features: int) -> np.ndarray:
@@ -628,7 +618,7 @@ def adassp(
     diagonal = np.zeros(problem.n_coords)
     # the objective's (1/n) scale puts its L2 penalty at n alpha on the statistics; neither
     # that nor the adaptive ridge touches the intercept, which dpglm never penalises
-    diagonal[:p] = ridge + n * _ridge_of_penalty(problem)
+    diagonal[:p] = ridge + n * ridge_weights(problem)
     system = released.gram + np.diag(diagonal)
     # the noisy system may be singular (or near) when the ridge's bounds fail: the
     # least-norm solution of the released statistics, still post-processing

@@ -114,6 +114,7 @@ from dpglm.solvers.hyperparameters import (
     check_positive,
     check_positive_int,
     check_single_output,
+    ridge_weights,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
@@ -167,18 +168,13 @@ SEPARABLE_RIDGE = 1e-4
 SCORE_RANGE = 32.0
 
 
-def _ridge(problem):
-    """The L2 penalty's ``alpha`` (0 for none); None for any other penalty."""
-    penalty = problem.penalty
-    if not penalty.separable:
+def _alpha(problem):
+    """The L2 penalty's ``alpha`` (0 for none); None unless one L2 penalty weighs every
+    coefficient alike."""
+    weights = ridge_weights(problem)
+    if weights is None or (weights.size and not np.all(weights == weights[0])):
         return None
-    l1, l2, lo, hi = penalty.prox_params(problem.n_features)
-    l2 = np.asarray(l2, dtype=float)
-    if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
-        return None
-    if l2.size and not np.all(l2 == l2.flat[0]):
-        return None
-    return float(l2.flat[0]) if l2.size else 0.0
+    return float(weights[0]) if weights.size else 0.0
 
 
 def check(problem) -> None:
@@ -201,7 +197,7 @@ def check(problem) -> None:
             f"intercept-only optimum both point to u - (n_+ / n_-) v), not the "
             f"{problem.datafit.name} loss: use DP-CD, DP-GCD, DP-SGD or AdaSSP"
         )
-    if _ridge(problem) is None:
+    if _alpha(problem) is None:
         raise ValueError(
             f"DP-Direction takes no penalty or one L2 penalty on every coefficient; "
             f"{problem.penalty!r} is not (use DP-CD, DP-GCD or DP-SGD)"
@@ -312,16 +308,21 @@ def _nonnegative_mask(nonnegative, n_features: int) -> np.ndarray:
 
 
 def _nonnegative_rows(X, nonnegative: np.ndarray):
-    """``X`` with the declared non-negative columns clipped at 0 (a copy where any is)."""
-    if not nonnegative.any():
-        return X
+    """``X`` with the declared non-negative columns clipped at 0: ``X`` itself when none of
+    their entries is negative (the estimators' scaled records), else a copy."""
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=float, copy=True)
+        X = sp.csr_matrix(X)
         below = nonnegative[X.indices] & (X.data < 0.0)
+        if not below.any():
+            return X
+        X = X.astype(float, copy=True)
         X.data[below] = 0.0
         return X
+    columns = np.asarray(X)[:, nonnegative]
+    if not (columns < 0.0).any():
+        return X
     X = np.array(X, dtype=float)
-    X[:, nonnegative] = np.maximum(X[:, nonnegative], 0.0)
+    X[:, nonnegative] = np.maximum(columns, 0.0)
     return X
 
 
@@ -696,7 +697,7 @@ def dp_direction(
     problem = problem.in_memory("DP-Direction")
     n, p = problem.n_samples, problem.n_features
     mask = _nonnegative_mask(nonnegative, p)
-    alpha = _ridge(problem)
+    alpha = _alpha(problem)
     assumptions = (
         *neighbouring_assumptions(NEIGHBOURING),
         f"rows clipped to L2 norm C = {setup.clip:g} per record for the class sums; "
@@ -719,7 +720,9 @@ def dp_direction(
         random_state=random_state,
         secure=secure,
     )
-    X = problem.rows  # C order or CSR: the clip scales each record's row
+    # C order or CSR (the clip scales each record's row), the declared columns clipped at 0
+    # once for both passes
+    X = _nonnegative_rows(problem.rows, mask)
     positive = np.asarray(problem.y) > 0.0
     releases = [spent.release(i) for i in range(3)]
 
@@ -729,7 +732,7 @@ def dp_direction(
     d = shrunk_direction(S, mask, float(releases[1].scale()) * math.hypot(1.0, ratio))
 
     edges = score_edges(d, setup.clip, setup.bins, score_side(d, mask))
-    counts = score_histograms(_nonnegative_rows(X, mask), d, positive, edges)
+    counts = score_histograms(X, d, positive, edges)
     # one std off every bin, then clipped at 0: an empty bin's noise would otherwise add
     # 0.4 of a std of phantom records, far from the scores; a full bin loses 1 std of its
     # hundreds

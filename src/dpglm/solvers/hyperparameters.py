@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 
 def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
     """``value`` as a positive float, or a ``ValueError`` naming ``name``.
@@ -62,6 +64,31 @@ def check_finite_clip(clip: float, *, private: bool) -> None:
     """
     if private and math.isinf(clip):
         raise ValueError("clip must be finite for a private fit (epsilon < inf), got inf")
+
+
+def ridge_weights(problem):
+    """``alpha_j`` of every coefficient for no penalty or an L2 penalty; None for any other.
+
+    None for a penalty with an L1 part, bounds, or no separable form: what the
+    solvers that fit only a ridge (AdaSSP, DP-Direction) refuse. Only the
+    problem's shape is read.
+
+    Examples
+    --------
+    >>> from dpglm.penalties import L1, L2
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> ridge_weights(ProblemShape(10, 2, "squared", L2(0.5))).tolist()
+    [0.5, 0.5]
+    >>> ridge_weights(ProblemShape(10, 2, "squared", L1(0.5))) is None
+    True
+    """
+    penalty = problem.penalty
+    if not penalty.separable:
+        return None
+    l1, l2, lo, hi = penalty.prox_params(problem.n_features)
+    if np.any(l1) or not (np.isinf(lo).all() and np.isinf(hi).all()):
+        return None
+    return np.asarray(l2, dtype=float)
 
 
 def slope_scale(datafit) -> float:
