@@ -41,10 +41,7 @@ minute). Writes ``results/bench_sparse_text.json`` and the README section
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -57,7 +54,7 @@ from bench_defaults import load_dataset
 from dpglm import DPLinearSVC, DPLogisticRegression, PrivacyLeakWarning
 from dpglm.privacy.calibration import calibrate
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
-from readme_tables import replace_table
+from readme_tables import measure_or_reload
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_sparse_text.json"
@@ -213,33 +210,25 @@ def markdown(report):
     return "\n".join(lines)
 
 
+def measure(directory):
+    X, y, Xt, yt, _ = load_dataset(directory, "sms_spam")
+    delta = 1.0 / X.shape[0] ** 2
+    rng = np.random.default_rng(0)
+    return {
+        "n": X.shape[0],
+        "p": X.shape[1],
+        "delta": delta,
+        "direction": class_direction(X, y, Xt, yt, delta, rng),
+        "selection": selection_signal(X, y, delta, rng),
+        "fits": dpglm_fits(X, y, Xt, yt),
+    }
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", type=Path, default=os.environ.get("DPGLM_DATASETS"))
-    parser.add_argument("--table", action="store_true", help="rewrite the README from the JSON")
-    args = parser.parse_args(argv)
-    if args.table:
-        report = json.loads(RESULTS.read_text())
-    else:
-        if args.datasets is None:
-            parser.error("give --datasets DIR (or set DPGLM_DATASETS)")
-        X, y, Xt, yt, _ = load_dataset(args.datasets, "sms_spam")
-        delta = 1.0 / X.shape[0] ** 2
-        rng = np.random.default_rng(0)
-        report = {
-            "n": X.shape[0],
-            "p": X.shape[1],
-            "delta": delta,
-            "direction": class_direction(X, y, Xt, yt, delta, rng),
-            "selection": selection_signal(X, y, delta, rng),
-            "fits": dpglm_fits(X, y, Xt, yt),
-        }
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(json.dumps(report, indent=1))
-    text = markdown(report)
-    print(text)
-    replace_table("bench_sparse_text", text, section=SECTION)
-    return 0
+    description = __doc__.split("\n\n")[0]
+    return measure_or_reload(
+        argv, description, RESULTS, measure, markdown, "bench_sparse_text", SECTION
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ prose around the markers as it is.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
@@ -60,4 +61,30 @@ def show_table(name: str, text: str, section: str, readme: bool) -> int:
     print(text)
     if readme:
         replace_table(name, text, section=section)
+    return 0
+
+
+def measure_or_reload(argv, description: str, results: Path, measure, markdown, name, section):
+    """The main of a benchmark that measures on the datasets, or only rewrites its table.
+
+    ``measure(datasets)`` returns the report, saved as JSON in ``results``;
+    with ``--table`` the saved report is read instead. Either way the
+    report's ``markdown`` is printed and written between the markers ``name``
+    of README.md (with ``section`` before them the first time).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--datasets", type=Path, default=os.environ.get("DPGLM_DATASETS"))
+    parser.add_argument("--table", action="store_true", help="rewrite the README from the JSON")
+    args = parser.parse_args(argv)
+    if args.table:
+        report = json.loads(results.read_text())
+    else:
+        if args.datasets is None:
+            parser.error("give --datasets DIR (or set DPGLM_DATASETS)")
+        report = measure(args.datasets)
+        results.parent.mkdir(exist_ok=True)
+        results.write_text(json.dumps(report, indent=1))
+    text = markdown(report)
+    print(text)
+    replace_table(name, text, section=section)
     return 0

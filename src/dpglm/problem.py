@@ -680,7 +680,7 @@ class Problem:
         return ClippedGradientTracker(self, clip)
 
     def gradient_sums(self, clip_grad, clip_obj=math.inf):
-        """Sums of L2-clipped per-sample gradients and of clipped candidate losses.
+        """Sums of L2-clipped per-sample gradients, and DP-AGD's candidate scores.
 
         What DP-AGD and DP-GD release, see :class:`~dpglm.access.sums.GradientSums`.
 

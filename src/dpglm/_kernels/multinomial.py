@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from dpglm._kernels.full_gradient import add_lipschitz_path
 from dpglm._kernels.jit import kernel
 from dpglm._kernels.stochastic import prox_update
 
@@ -192,6 +195,21 @@ def multinomial_steps_csr(
 
 
 @kernel
+def _shifted_loss(z, u, i, a, label):
+    """``logsumexp(z_i - a u_i) - (z_i - a u_i)_label``, the multinomial loss at step ``a``."""
+    k = z.shape[1]
+    top = z[i, 0] - a * u[i, 0]
+    for c in range(1, k):
+        v = z[i, c] - a * u[i, c]
+        if v > top:
+            top = v
+    total = 0.0
+    for c in range(k):
+        total += math.exp(z[i, c] - a * u[i, c] - top)
+    return top + math.log(total) - (z[i, label] - a * u[i, label])
+
+
+@kernel
 def multinomial_candidate_losses(z, u, y, steps, clip, out):
     """``out[j] = sum_i min(l(z_i - steps[j] u_i, y_i), clip)`` for the multinomial loss.
 
@@ -219,22 +237,65 @@ def multinomial_candidate_losses(z, u, y, steps, clip, out):
     >>> np.round(out, 4)  # log 2, then log(1 + e**2)
     array([0.6931, 2.1269])
     """
-    n, k = z.shape
     for j in range(steps.shape[0]):
         out[j] = 0.0
-    for i in range(n):
+    for i in range(z.shape[0]):
         label = int(y[i])
         for j in range(steps.shape[0]):
-            a = steps[j]
-            top = z[i, 0] - a * u[i, 0]
-            for c in range(1, k):
-                v = z[i, c] - a * u[i, c]
-                if v > top:
-                    top = v
-            total = 0.0
-            for c in range(k):
-                total += math.exp(z[i, c] - a * u[i, c] - top)
-            loss = top + math.log(total) - (z[i, label] - a * u[i, label])
+            loss = _shifted_loss(z, u, i, steps[j], label)
             # a NaN loss counts as the bound too (the comparison is false)
             out[j] += loss if loss < clip else clip
+    return out
+
+
+@kernel
+def multinomial_candidate_changes(z, u, y, steps, scale, slopes, out):
+    """``out[j] = sum_i scale_i (l(z_i - steps[j] u_i) - l(z_i))`` for the multinomial loss.
+
+    The loss's gradient in the scores, ``softmax(z) - e_y``, has L2 norm at
+    most ``sqrt(2)``, so record ``i``'s term moves by at most
+    ``scale_i sqrt(2) ||u_i|| |a - b|`` between the candidates ``a`` and ``b``:
+    DP-AGD's ``scale_i = min(1, C / (sqrt(2) ||u_i||))`` makes it
+    ``C``-Lipschitz in the step size.
+    :func:`~dpglm._kernels.full_gradient.add_lipschitz_path` keeps it so under
+    rounding, and leaves out a record whose changes are not finite (scores
+    that overflowed).
+
+    Parameters
+    ----------
+    z, u : ndarray of shape (n, K)
+        Scores at the current iterate and their change along the direction.
+    y : ndarray of shape (n,)
+        Class codes.
+    steps : ndarray of shape (k,)
+        Candidate step sizes, ascending and non-negative.
+    scale : ndarray of shape (n,)
+        Every record's weight, in ``[0, 1]``.
+    slopes : ndarray of shape (n,)
+        Every record's bound ``scale_i sqrt(2) ||u_i||`` (``min(sqrt(2) ||u_i||, C)``
+        for DP-AGD's weights), from the caller: a sum of squares here could
+        overflow where the caller's did not.
+    out : ndarray of shape (k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z, u = np.zeros((1, 2)), np.array([[1.0, -1.0]])
+    >>> steps, half = np.array([0.0, 1.0]), np.array([0.5])
+    >>> out = multinomial_candidate_changes(z, u, np.zeros(1), steps, half, half * 2, np.empty(2))
+    >>> np.round(out, 4)  # half of log(1 + e**2) - log 2
+    array([0.    , 0.7169])
+    """
+    values = np.empty(steps.shape[0])
+    for j in range(steps.shape[0]):
+        out[j] = 0.0
+    for i in range(z.shape[0]):
+        weight = scale[i]
+        if not weight > 0.0:
+            continue
+        label = int(y[i])
+        for j in range(steps.shape[0]):
+            values[j] = weight * _shifted_loss(z, u, i, steps[j], label)
+        base = weight * _shifted_loss(z, u, i, 0.0, label)
+        add_lipschitz_path(out, values, base, steps, slopes[i])
     return out

@@ -18,7 +18,8 @@ one module each, and run unchanged on every row chunk of a sharded problem:
 :mod:`~dpglm.access.tracker`
     DP-GCD's coordinate-wise clipped gradient, kept across coordinate moves.
 :mod:`~dpglm.access.sums`
-    DP-AGD's and DP-GD's sums of L2-clipped gradients and clipped losses.
+    DP-AGD's and DP-GD's sums of L2-clipped gradients, and DP-AGD's candidate
+    scores (loss changes, or clipped losses).
 :mod:`~dpglm.access.blocks`
     Frank-Wolfe's blocks of columns, with the margins shared by all blocks.
 :mod:`~dpglm.access.batches`
@@ -110,10 +111,11 @@ class DataAccess(Protocol):
         ...
 
     def gradient_sums(self, clip_grad, clip_obj=float("inf")):
-        """Sums of L2-clipped per-sample gradients, and clipped candidate losses.
+        """Sums of L2-clipped per-sample gradients, and DP-AGD's candidate scores.
 
         The object answers ``gradient_sum(theta)`` (the sum and a handle ``z``
-        on the margins) and ``losses(z, direction, steps)``, as
+        on the margins), ``changes(z, direction, steps)`` and
+        ``losses(z, direction, steps)``, as
         :class:`~dpglm.access.sums.GradientSums` does.
         """
         ...

@@ -2,8 +2,10 @@
 
 A full-batch private gradient method releases ``sum_i clip_C(l'(z_i) (x_i, 1))``
 (the 1 only with an intercept), each per-sample gradient clipped to L2 norm
-``C``; DP-AGD also scores candidate step sizes ``a`` along a direction ``d``
-by ``sum_i min(l(z_i - a u_i), C_obj)`` with ``u = X d``. Both are sums over
+``C``; DP-AGD also scores candidate step sizes ``a`` along a direction ``d``,
+with ``u = X d``, by the change of the objective whose gradient the clipped
+sum is (:func:`candidate_changes`) or, as in its paper, by the clipped losses
+``sum_i min(l(z_i - a u_i), C_obj)`` (:func:`candidate_losses`). All are sums over
 records of per-record terms, so a row chunk computes its part and a
 coordinator adds the parts (:mod:`dpglm.distributed.data_parallel`).
 
@@ -30,7 +32,13 @@ import numpy as np
 from dpglm import _kernels
 from dpglm.clipping import l2_clip_coefficients, l2_clip_residuals, record_norms
 
-__all__ = ["GradientSums", "candidate_losses", "clipped_gradient_sum", "row_norms"]
+__all__ = [
+    "GradientSums",
+    "candidate_changes",
+    "candidate_losses",
+    "clipped_gradient_sum",
+    "row_norms",
+]
 
 
 def row_norms(problem) -> np.ndarray:
@@ -137,6 +145,96 @@ def candidate_losses(problem, z, direction, steps, clip_obj: float) -> np.ndarra
     return out
 
 
+def slope_caps(norms, clip: float) -> np.ndarray:
+    """Every record's slope cap ``C / ||(x_i, 1)||`` (``inf`` for a zero row or ``C = inf``).
+
+    A loss whose slope in the margin is capped at it has per-sample gradients
+    of L2 norm at most ``C``: its gradient is the clipped gradient.
+
+    Examples
+    --------
+    >>> slope_caps(np.array([2.0, 0.0]), 1.0)
+    array([0.5, inf])
+    """
+    caps = np.full(norms.shape[0], math.inf)
+    if math.isfinite(clip):
+        np.divide(clip, norms, out=caps, where=norms > 0)
+    return caps
+
+
+def candidate_changes(problem, z, direction, steps, clip: float, norms=None) -> np.ndarray:
+    """The change of the clipped-gradient objective at every candidate step ``a`` along ``d``.
+
+    For a scalar margin, ``sum_i h_i(z_i - a u_i) - h_i(z_i)`` with ``u = X d``
+    and ``h_i`` the loss with its slope capped at ``C / ||(x_i, 1)||`` (a
+    Huber-like loss whose gradient is the record's gradient clipped to L2 norm
+    ``C``, :func:`~dpglm._kernels.huberised_loss`). For the multinomial loss,
+    ``sum_i s_i (l(z_i - a u_i) - l(z_i))`` with ``s_i = min(1, C / (sqrt(2) ||u_i||))``,
+    as the loss's gradient in the scores has norm at most ``sqrt(2)`` (the
+    clipped gradients are not the gradient of any objective there).
+
+    Either way every record's term is ``C``-Lipschitz in ``a`` along a unit
+    direction (``|u_i| <= ||(x_i, 1)||``) and 0 at ``a = 0``, for every finite
+    record: replacing one record moves the difference of two candidates' scores
+    by at most ``2 C |a - b|``.
+
+    Parameters
+    ----------
+    problem : Problem
+        A smooth datafit.
+    z : ndarray of shape (n_samples,) or (n_samples, K)
+        Margins at the current iterate.
+    direction : ndarray of shape (n_coords,)
+        ``d`` (its last entries move the intercepts, when fitted).
+    steps : ndarray of shape (k,)
+        Candidate step sizes, ascending and non-negative.
+    clip : float
+        ``C``; ``inf`` for the plain loss changes.
+    norms : ndarray of shape (n_samples,), optional
+        :func:`row_norms` of the problem (a scalar margin's only), computed here
+        when not given.
+
+    Examples
+    --------
+    >>> from dpglm.problem import Problem
+    >>> prob = Problem(np.array([[1.0], [2.0]]), np.zeros(2), "squared")
+    >>> z, d, steps = np.zeros(2), np.array([1.0]), np.array([0.0, 1.0, 2.0])
+    >>> candidate_changes(prob, z, d, steps, np.inf)  # (a**2 + 4 a**2) / 2
+    array([ 0. ,  2.5, 10. ])
+    >>> candidate_changes(prob, z, d, steps, 1.0)  # slopes capped at 1 and 1/2
+    array([0.   , 1.375, 3.375])
+    """
+    if not problem.datafit.smooth:
+        raise ValueError(
+            f"the {problem.datafit.name} loss is not smooth: its changes along a direction "
+            "are scored by DP-AGD's smooth losses only"
+        )
+    steps = np.ascontiguousarray(steps, dtype=float)
+    if steps.ndim != 1 or not (steps[0] >= 0 and np.all(np.diff(steps) >= 0)):
+        # the changes' bound is built along the steps in order, from 0
+        raise ValueError(f"steps must be ascending and non-negative, got {steps!r}")
+    with np.errstate(over="ignore", invalid="ignore"):  # the kernels skip overflowed records
+        u = problem.margins(direction)
+    out = np.empty(steps.shape[0])
+    if problem.n_outputs > 1:
+        z, u = np.ascontiguousarray(z, dtype=float), np.ascontiguousarray(u, dtype=float)
+        # the scores move by at most sqrt(2) ||u_i|| per unit of step, and ||u_i|| is at
+        # most ||(x_i, 1)|| along a unit direction (often far less, spread over K classes)
+        with np.errstate(over="ignore", invalid="ignore"):
+            moves = np.sqrt(2.0) * np.linalg.norm(u, axis=1)
+        scale = np.minimum(1.0, slope_caps(moves, clip))
+        slopes = np.minimum(moves, clip)
+        y = np.ascontiguousarray(problem.y, dtype=float)
+        return _kernels.multinomial_candidate_changes(z, u, y, steps, scale, slopes, out)
+    datafit = problem.datafit
+    if math.isfinite(clip) and norms is None:
+        norms = row_norms(problem)
+    caps = slope_caps(norms, clip) if math.isfinite(clip) else np.full(z.shape[0], math.inf)
+    return _kernels.lipschitz_candidate_changes(
+        datafit.code, datafit.param, z, u, problem.y, steps, caps, out
+    )
+
+
 def _clipped_multinomial_losses(problem, z, u, steps, clip_obj):
     """``sum_i min(l(z_i - a u_i), C_obj)`` for each candidate ``a`` (vector margins)."""
     out = np.empty(steps.shape[0])
@@ -185,3 +283,10 @@ class GradientSums:
     def losses(self, z, direction, steps):
         """The clipped losses of the candidates, see :func:`candidate_losses`."""
         return candidate_losses(self.problem, z, direction, steps, self.clip_obj)
+
+    def changes(self, z, direction, steps):
+        """The clipped-gradient objective's changes, see :func:`candidate_changes`."""
+        scalar = self.problem.n_outputs == 1
+        if self.row_norms is None and scalar and math.isfinite(self.clip_grad):
+            self.row_norms = row_norms(self.problem)
+        return candidate_changes(self.problem, z, direction, steps, self.clip_grad, self.row_norms)

@@ -46,8 +46,9 @@ DP-FW (:func:`~dpglm.solvers.dp_fw.dp_fw`, :func:`~dpglm.solvers.dp_fw.dp_bcfw`)
 DP-AGD (:func:`~dpglm.solvers.dp_agd.dp_agd`), DP-GD (:func:`~dpglm.solvers.dp_gd.dp_gd`)
     Each step asks the chunks for the sum of their per-sample L2-clipped
     gradients (``n_coords`` floats; the margins stay on the chunks), then,
-    for each selection of DP-AGD, for the ``K + 1`` sums of clipped candidate
-    losses along the noisy direction (``K + 1`` floats).
+    for each selection of DP-AGD, for the ``K + 1`` candidates' sums of loss
+    changes (or, in the paper's variant, of clipped losses) along the noisy
+    direction (``K + 1`` floats).
 DP-SGD (:func:`~dpglm.solvers.dp_sgd.dp_sgd`)
     The coordinator draws the batch (Poisson or without replacement, from the
     fit's source, exactly as in memory) and sends each chunk the indices of
@@ -137,7 +138,12 @@ from dpglm import _kernels
 from dpglm._kernels.stochastic import prox_update
 from dpglm.access import in_memory_refusal
 from dpglm.access.batches import sample_norms
-from dpglm.access.sums import candidate_losses, clipped_gradient_sum, row_norms
+from dpglm.access.sums import (
+    candidate_changes,
+    candidate_losses,
+    clipped_gradient_sum,
+    row_norms,
+)
 from dpglm.datafits import get_datafit
 from dpglm.distributed.sharded import ShardedRows, chunk_op
 from dpglm.exceptions import TargetError
@@ -223,6 +229,16 @@ def _agd_gradient(chunk, config, theta, clip):
 def _agd_losses(chunk, config, direction, steps, clip_obj):
     """DP-AGD: the sums of clipped candidate losses along ``direction``."""
     return candidate_losses(chunk.problem(*config), chunk.state["z"], direction, steps, clip_obj)
+
+
+@chunk_op
+def _agd_changes(chunk, config, direction, steps, clip):
+    """DP-AGD: the changes of the clipped-gradient objective along ``direction``."""
+    prob = chunk.problem(*config)
+    norms = chunk.state.get("norms")
+    if norms is None and prob.n_outputs == 1 and math.isfinite(clip):
+        norms = chunk.state["norms"] = row_norms(prob)
+    return candidate_changes(prob, chunk.state["z"], direction, steps, clip, norms)
 
 
 @chunk_op
@@ -355,6 +371,10 @@ class _GradientSums:
     def losses(self, z, direction, steps):
         args = (np.asarray(direction, dtype=float), np.asarray(steps), self.clip_obj)
         return self.problem._sum(_agd_losses, "columns", args, iteration=self.iteration)
+
+    def changes(self, z, direction, steps):
+        args = (np.asarray(direction, dtype=float), np.asarray(steps), self.clip_grad)
+        return self.problem._sum(_agd_changes, "columns", args, iteration=self.iteration)
 
 
 class _MarginBlocks:

@@ -249,7 +249,9 @@ class NoisyMaxEvent(_NoisyEvent):
 
     The noise scale is ``noise_multiplier * Delta``, where ``Delta`` bounds
     the change of every score between neighbours. With ``noise="gumbel"``
-    this is the exponential mechanism. Each selection is
+    this is the exponential mechanism, whose guarantee reads only the spread
+    of those changes: it also holds when they span at most ``2 Delta``
+    (``max_a Delta_a - min_b Delta_b <= 2 Delta``), whatever each one's size. Each selection is
     ``epsilon = 2 / noise_multiplier``-DP, or ``1 / noise_multiplier`` when the
     scores are ``monotone`` (all move in the same direction between
     neighbours, as counts do). Gumbel noise is moreover ``epsilon``-bounded

@@ -19,13 +19,23 @@ import numpy as np
 
 
 def check_positive(name: str, value, *, allow_inf: bool = False) -> float:
-    """``value`` as a positive float, or a ``ValueError`` naming ``name``.
+    """``value`` as a positive float, or an error naming ``name``.
+
+    A ``TypeError`` for what is not a number (a string or a bool too, which
+    ``float`` would read), a ``ValueError`` for a number that is not positive
+    (or is infinite, unless ``allow_inf``).
 
     Examples
     --------
     >>> check_positive("step", 2)
     2.0
+    >>> check_positive("step", "2")
+    Traceback (most recent call last):
+    ...
+    TypeError: step must be a number, got '2'
     """
+    if isinstance(value, (str, bytes, bool)):  # float() would read them: nothing is coerced
+        raise TypeError(f"{name} must be a number, got {value!r}")
     try:
         value = float(value)
     except (TypeError, ValueError):
