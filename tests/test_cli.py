@@ -219,6 +219,40 @@ def test_fit_report_predict_budget_round_trip(capsys, crime_csv, tmp_path):
     assert 0.5 < spent <= 3
 
 
+def test_fit_offers_every_solver_of_the_estimators():
+    from dpglm.cli.experiments import FIT_SOLVERS
+    from dpglm.solvers.registry import estimator_solvers
+
+    assert FIT_SOLVERS == estimator_solvers()
+
+
+@pytest.mark.parametrize(
+    ("model", "solver"),
+    [("logistic", "dp-agd"), ("svm", "dp-scd"), ("linear", "adassp"), ("ridge", "dp-agd")],
+)
+def test_fit_with_each_named_solver(capsys, crime_csv, tmp_path, model, solver):
+    """The estimators' solvers beyond auto, DP-CD, DP-GCD and DP-SGD, named on the command
+    line: the fit runs with that solver and is private (the classifiers on the sign of the
+    target against its median)."""
+    data = crime_csv
+    if model in ("logistic", "svm"):
+        rows = read_csv(crime_csv)
+        middle = float(np.median([float(r["target"]) for r in rows]))
+        data = tmp_path / "labels.csv"
+        with data.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({**r, "target": "high" if float(r["target"]) > middle else "low"})
+    status, out, err = call(
+        capsys, "fit", data, "--target", "target", "--model", model, "--solver", solver,
+        "--epsilon", "2", "--seed", "1", "--quiet", "-o", tmp_path / "model.json",
+    )  # fmt: skip
+    assert status == 0, err
+    assert f"solver {solver}" in out
+    assert re.search(r"privacy: \((2|1\.9+), [\d.e-]+\)-differentially private", out), out
+
+
 def test_predict_uses_the_model_feature_names_in_any_order(capsys, crime_csv, tmp_path):
     status, _, err = call(
         capsys, "fit", crime_csv, "--target", "target", "--model", "lasso", "--alpha", "0.001",

@@ -15,8 +15,12 @@ import numpy as np
 
 from dpglm.solvers.registry import Settings, get_solver
 
-#: the private solvers the commands run
+#: the private solvers ``compare`` and ``demo`` run
 SOLVERS = ("dp-cd", "dp-gcd", "dp-sgd")
+#: the solvers ``fit --solver`` offers besides "auto": the estimators' own
+#: (:func:`~dpglm.solvers.registry.estimator_solvers`, which a test keeps this equal to;
+#: spelled out so that building the parser imports no solver)
+FIT_SOLVERS = ("dp-cd", "dp-gcd", "dp-sgd", "dp-scd", "dp-agd", "adassp", "dp-direction")
 
 
 @dataclass(frozen=True)

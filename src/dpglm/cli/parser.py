@@ -25,7 +25,7 @@ from dpglm.cli.argument_types import (
 )
 from dpglm.cli.compare import cmd_compare
 from dpglm.cli.demo import DEMO_EPSILONS, DEMO_REPEATS, cmd_demo
-from dpglm.cli.experiments import SOLVERS
+from dpglm.cli.experiments import FIT_SOLVERS, SOLVERS
 from dpglm.cli.fitting import EXIT_NO_GUARANTEE, cmd_fit, cmd_predict, cmd_report, cmd_score
 from dpglm.cli.ledger import cmd_budget_create, cmd_budget_show
 from dpglm.cli.models import MODELS, PENALTIES
@@ -187,7 +187,13 @@ def _add_fit(commands):
         "-o", "--output", required=True, metavar="MODEL.json", help="where to write the model"
     )
     _, solver = _add_model_options(fit, classes=True)
-    solver.add_argument("--solver", choices=("auto", *SOLVERS), default="auto")
+    solver.add_argument(
+        "--solver",
+        choices=("auto", *FIT_SOLVERS),
+        default="auto",
+        help="the estimator's solver (default: auto, chosen from the loss, the penalty and "
+        "the data's shape)",
+    )
     raw = fit.add_argument_group(
         "text columns: a CSV / Parquet file whose feature columns hold text (categories) is "
         "fitted as a raw table; each text column is one-hot encoded, on its public values "
