@@ -223,7 +223,7 @@ def test_fit_offers_every_solver_of_the_estimators():
     from dpglm.cli.experiments import FIT_SOLVERS
     from dpglm.solvers.registry import estimator_solvers
 
-    assert FIT_SOLVERS == estimator_solvers()
+    assert estimator_solvers() == FIT_SOLVERS
 
 
 @pytest.mark.parametrize(

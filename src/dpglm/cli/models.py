@@ -96,7 +96,7 @@ def make_estimator(args, *, budget=None, feature_bounds=None):
     >>> from dpglm.cli.parser import build_parser
     >>> args = build_parser().parse_args(["fit", "d.csv", "-o", "m.json", "--model", "lasso"])
     >>> describe_model(make_estimator(args))
-    'DPLasso(alpha=1.0)'
+    'DPLasso(alpha=0.001)'
     """
     from dpglm import estimators
 
