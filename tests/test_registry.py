@@ -237,9 +237,36 @@ def test_the_estimators_offer_the_registered_solvers():
     from dpglm.estimators import DEFAULT_PASSES, SOLVERS
 
     assert ("auto", *estimator_solvers()) == SOLVERS
-    assert DEFAULT_PASSES == {"dp-cd": 20.0, "dp-gcd": 20, "dp-sgd": 10.0, "dp-scd": 10.0}
+    assert DEFAULT_PASSES == {"dp-cd": 20.0, "dp-sgd": 10.0, "dp-scd": 10.0}
     with pytest.raises(ValueError, match=r"solver must be one of \('auto', 'dp-cd'"):
         DPRidge(solver="dp-fw").fit(np.eye(3), np.ones(3))
+
+
+def test_dp_gcd_default_steps_follow_n_and_epsilon():
+    """DP-GCD's greedy steps when passes is None: 0.4 (n epsilon)^(2/3) / log(1/delta)^(1/3)
+    (dp_gcd.estimator_steps), from 10 to 1,000; a given passes wins, and the estimators'
+    fits take the law's steps."""
+    spec = get_solver("dp-gcd")
+
+    def steps(n, epsilon, delta, passes=None):
+        shape = ProblemShape(n, 30, "logistic", L1(1e-3), True)
+        return spec.arguments(Settings(passes=passes), shape, epsilon=epsilon, delta=delta)[
+            "n_iter"
+        ]
+
+    assert steps(32561, 1.0, 32561**-2.0) == 148
+    assert steps(1500, 1.0, 1500**-2.0) == 21
+    assert steps(1500, 4.0, 1500**-2.0) == 54
+    assert steps(200, 0.1, 1e-6) == 10 and steps(10**9, 10.0, 1e-9) == 1000
+    assert steps(10**6, math.inf, 0.0) == 1000
+    assert steps(32561, 1.0, 0.0) == 148  # no delta: 1 / n^2 stands for it
+    assert steps(32561, 1.0, 1e-10, passes=7) == 7
+    with pytest.raises(ValueError, match="give epsilon and delta"):
+        spec.arguments(Settings(), ProblemShape(100, 3, "logistic", L1(0.1), True))
+    X = np.random.default_rng(0).uniform(-1, 1, (3000, 4))
+    model = DPLasso(alpha=1e-3, feature_bounds=1.0, epsilon=2.0, random_state=0)
+    model.fit(X, X[:, 0])
+    assert model.solver_ == "dp-gcd" and model.n_iter_ == steps(3000, 2.0, 3000**-2.0)
 
 
 @pytest.mark.parametrize(
@@ -248,10 +275,13 @@ def test_the_estimators_offer_the_registered_solvers():
 def test_the_coordinate_solvers_default_clip_scales_with_the_loss_slope(solver, base):
     # 8 features and an intercept: DP-GCD's shape rule gives sqrt(9) / 2 = 1.5
     spec = get_solver(solver)
+    target = {"epsilon": 1.0, "delta": 1e-6}
     clips = {
-        loss: spec.arguments(Settings(), ProblemShape(500, 8, loss, L2(1e-3), True))["clip"]
+        loss: spec.arguments(Settings(), ProblemShape(500, 8, loss, L2(1e-3), True), **target)[
+            "clip"
+        ]
         for loss in ("logistic", "squared_hinge", "squared")
     }
     assert clips == {"logistic": base, "squared_hinge": 4 * base, "squared": base}
-    given = Settings(clip=0.3)
-    assert spec.arguments(given, ProblemShape(500, 8, "squared_hinge", L2(1e-3)))["clip"] == 0.3
+    given, shape = Settings(clip=0.3), ProblemShape(500, 8, "squared_hinge", L2(1e-3))
+    assert spec.arguments(given, shape, **target)["clip"] == 0.3

@@ -49,7 +49,10 @@ class SolverSettings:
         """
         mapping = get_solver(solver).estimator
         passes = mapping.passes if self.passes is None else self.passes
-        parts = [f"{passes:g} {mapping.unit}"]
+        if passes is None:  # DP-GCD's steps follow the data's size and the target
+            parts = [f"{mapping.unit} from n and epsilon"]
+        else:
+            parts = [f"{passes:g} {mapping.unit}"]
         if mapping.batch_size:
             parts.append(f"batch {self.batch_size}")
         if self.step is not None:
@@ -95,7 +98,7 @@ def run_solver(problem, solver, *, epsilon, delta, settings, random_state=None):
     1.0
     """
     spec = get_solver(solver)
-    arguments = spec.arguments(settings.solver_settings(), problem)
+    arguments = spec.arguments(settings.solver_settings(), problem, epsilon=epsilon, delta=delta)
     return spec.fit(problem, epsilon=epsilon, delta=delta, random_state=random_state, **arguments)
 
 

@@ -704,8 +704,10 @@ COMMON_PARAMETERS_DOC = """
         (:func:`~dpglm.solvers.hyperparameters.slope_scale`). Each is measured.
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
-        None: ``DEFAULT_PASSES`` (20, 10, 10 and 20 greedy steps). DP-AGD runs
-        until its budget is spent; ``passes`` caps its steps.
+        None: ``DEFAULT_PASSES`` (20, 10 and 10), and for DP-GCD
+        ``0.4 (n epsilon)^(2/3) / log(1/delta)^(1/3)`` steps, from 10 to 1,000
+        (:func:`~dpglm.solvers.dp_gcd.estimator_steps`). DP-AGD runs until its
+        budget is spent; ``passes`` caps its steps.
     step : float, optional
         Step-size factor; solver default when None, except DP-SGD on the
         logistic loss, which takes the step whose noise moves the coefficients

@@ -232,7 +232,9 @@ class SolverDispatch:
         (DP-Direction) is told of.
         """
         spec = get_solver(solver)
-        arguments = spec.arguments(self._settings(), problem, self.solver_options)
+        arguments = spec.arguments(
+            self._settings(), problem, self.solver_options, epsilon=plan.epsilon, delta=plan.delta
+        )
         if "nonnegative" in spec.hyperparameters and "nonnegative" not in arguments:
             arguments["nonnegative"] = scaling.nonnegative()
         if matched_step_applies(solver, problem, self.step, self.solver_options):
@@ -257,7 +259,11 @@ class SolverDispatch:
         per class), all after ``prior``.
         """
         spec = get_solver(self._solver_for(shape))
-        arguments = spec.arguments(self._settings(), shape, self.solver_options)
+        # the fit's own target sets the work that depends on it (DP-GCD's steps), here as in
+        # _fit_spent, whose plan's target is this one
+        arguments = spec.arguments(
+            self._settings(), shape, self.solver_options, epsilon=epsilon, delta=delta
+        )
 
         def single(target):
             return spec.fit_plan(shape, epsilon=target, delta=delta, **arguments)

@@ -418,6 +418,10 @@ class EstimatorMapping:
         ``default_clip(shape, batch_size)``: the clip when ``clip=None``, from
         the shape and the batch the fit will take (None for a solver without
         batches) alone; None: :data:`DEFAULT_CLIP`.
+    default_work : callable, optional
+        ``default_work(shape, epsilon, delta)``: the work when ``passes=None``,
+        from the shape and the fit's target (DP-GCD's greedy steps); in place
+        of ``passes``.
 
     Examples
     --------
@@ -434,10 +438,13 @@ class EstimatorMapping:
     smoothness: bool = False
     bounds: bool = False
     default_clip: Callable | None = None
+    default_work: Callable | None = None
 
     def __post_init__(self):
         if self.work not in ("passes", "n_iter", "max_iter"):
             raise ValueError(f"work must be 'passes', 'n_iter' or 'max_iter', got {self.work!r}")
+        if self.default_work is not None and self.passes is not None:
+            raise ValueError("give passes or default_work, not both")
 
 
 # -- a solver ------------------------------------------------------------------------------
@@ -670,12 +677,14 @@ class Solver:
 
     # -- the estimators -------------------------------------------------------------------
 
-    def arguments(self, settings: Settings, shape, options=None) -> dict:
+    def arguments(self, settings: Settings, shape, options=None, *, epsilon=None, delta=None):
         """The keyword arguments of an estimator's fit: its settings, then ``solver_options``.
 
         ``epsilon``, ``delta``, ``budget`` and ``random_state`` are the
         estimator's own and not included; an option that sets any of them, or
         a keyword the settings set, is refused as the fit function refuses it.
+        ``epsilon`` and ``delta`` (the fit's target) are read by a solver whose
+        default work depends on them (DP-GCD's greedy steps), and required then.
 
         Examples
         --------
@@ -712,6 +721,13 @@ class Solver:
         if settings.step is not None:
             arguments["step"] = settings.step
         passes = mapping.passes if settings.passes is None else settings.passes
+        if passes is None and mapping.default_work is not None:
+            if epsilon is None or delta is None:
+                raise ValueError(
+                    f"{self.name.upper()}'s default work is a function of the fit's target: "
+                    "give epsilon and delta (or passes)"
+                )
+            passes = mapping.default_work(shape, epsilon, delta)
         if passes is not None:
             arguments[mapping.work] = passes if mapping.work == "passes" else max(1, round(passes))
         if batch is not None:
@@ -807,8 +823,9 @@ def estimator_solvers() -> tuple:
 def default_passes() -> dict:
     """The estimators' work per solver when ``passes=None`` (the solvers that have one).
 
-    Passes over the data for DP-CD, DP-SGD and DP-SCD, greedy steps for DP-GCD
-    (each reads the whole gradient); DP-AGD runs until its budget is spent.
+    Passes over the data for DP-CD, DP-SGD and DP-SCD; DP-GCD's greedy steps
+    follow ``(n, epsilon, delta)`` (:func:`~dpglm.solvers.dp_gcd.estimator_steps`)
+    and DP-AGD runs until its budget is spent, so neither is listed.
     DP-SGD's 10, measured against 2.5 to 40 (3 seeds, epsilon 1 and 4, the
     seven dense tables of ``benchmarks/bench_defaults.py``): within 1.3
     points of the best on every row, where the best ranges from 5 (madelon)
@@ -819,7 +836,7 @@ def default_passes() -> dict:
     Examples
     --------
     >>> default_passes()
-    {'dp-cd': 20.0, 'dp-gcd': 20, 'dp-sgd': 10.0, 'dp-scd': 10.0}
+    {'dp-cd': 20.0, 'dp-sgd': 10.0, 'dp-scd': 10.0}
     """
     return {
         name: solver.estimator.passes
