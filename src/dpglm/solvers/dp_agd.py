@@ -798,7 +798,11 @@ def dp_agd(
     clip_grad : float, default=1.0
         ``C_grad``, the L2 bound of every per-sample gradient; in the default
         variant, also the bound of each record's loss change per unit of step
-        (the selection's sensitivity).
+        (the selection's sensitivity). Measured through the estimators (3 seeds,
+        epsilon 1 and 4; adult, phishing, electricity, California raw,
+        communities): clips 0.25 to 4 within 0.5 point of 1 everywhere but the
+        squared hinge on adult (0.847 at 4 against 0.843) and communities at
+        epsilon 1, whose 1,500 records leave every setting noisy.
     clip_obj : float, optional
         ``C_obj``, the bound of every per-sample loss in the step-size scores
         of ``variant="paper"`` (3 when not given); the default variant has
@@ -810,6 +814,9 @@ def dp_agd(
         Share of the selection in the initial per-step budget ``rho / splits``.
     splits : float >= 1, default=60
         The budget would pay for this many steps if no direction were rejected.
+        Measured as ``clip_grad``: 30 and 120 within 0.5 point of 60 but on
+        communities at epsilon 1 (0.48 at 30, 0.35 at 60, -0.64 at 120: fewer,
+        less noisy steps suit few records).
     gamma : float > 0, default=0.1
         Growth of ``rho_ng`` on a rejection, and of ``a_max`` over the largest
         recent step.
