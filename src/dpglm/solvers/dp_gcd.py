@@ -170,8 +170,14 @@ def estimator_steps(shape, epsilon: float, delta: float) -> int:
     epsilon 1, 0.847 against 0.833 at 4; phishing 0.918 and 0.929 against
     0.910 and 0.916; california raw R^2 0.591 and 0.595 against 0.565 and
     0.566) and gives about 20 steps, as before, to the small tables at
-    epsilon 1. Without a ``delta`` (DP-GCD's pure-DP plan) ``1 / n^2`` stands
-    for it; without privacy (``epsilon = inf``) the most steps.
+    epsilon 1. The constant stands for real tables, whose optimum lies far
+    from 0 in many coordinates: on a synthetic problem close to its optimum
+    after a few steps (5,000 records uniform in ``[-1, 1]^50``, 5 non-zero
+    coefficients, DPLasso at epsilon 1, 10 seeds) the law's 45 steps score
+    R^2 0.962 against 0.978 at 20 (0.908 at 100): the steps beyond the
+    optimum only add noise. Without a ``delta`` (DP-GCD's pure-DP plan)
+    ``1 / n^2`` stands for it; without privacy (``epsilon = inf``) the most
+    steps.
 
     Examples
     --------
