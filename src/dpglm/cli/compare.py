@@ -138,7 +138,7 @@ def _solver_settings(args, n_features):
         passes=args.passes,
         clip=DEFAULT_CLIP if args.clip is None else args.clip,
         step=args.step,
-        batch_size=args.batch_size,
+        batch_size=256 if args.batch_size is None else args.batch_size,
         feature_bounds=bounds,
     )
 

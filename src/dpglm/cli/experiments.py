@@ -29,8 +29,10 @@ class SolverSettings:
 
     ``passes`` is passes over the data for DP-CD and DP-SGD and greedy steps
     for DP-GCD (default: the solver's work in the registry,
-    :func:`~dpglm.solvers.registry.default_passes`); ``step`` is the step-size
-    factor of the coordinate solvers and the step size of DP-SGD.
+    :func:`~dpglm.solvers.registry.default_passes`, and DP-GCD's from ``n``
+    and the run's epsilon, :func:`~dpglm.solvers.dp_gcd.estimator_steps`);
+    ``step`` is the step-size factor of the coordinate solvers and the step
+    size of DP-SGD.
     """
 
     passes: float | None = None

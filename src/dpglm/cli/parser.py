@@ -471,14 +471,16 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         type=positive_float,
         metavar="C",
         help="clipping threshold (default: the estimator's: 1, or DP-GCD's min(4, sqrt(d) / 2) "
-        "for d coordinates, both 4 times larger for the squared hinge; 1 for every solver of "
-        "'compare')",
+        "for d coordinates, both 4 times larger for the squared hinge, DP-SCD's "
+        "min(1, alpha n / batch); 1 for every solver of 'compare'; AdaSSP and DP-Direction "
+        "take none)",
     )
     solver.add_argument(
         "--passes",
         type=positive_float,
         metavar="P",
-        help="passes over the data (DP-CD, DP-SGD) or greedy steps (DP-GCD)",
+        help="passes over the data (DP-CD, DP-SGD, DP-SCD), greedy steps (DP-GCD; default "
+        "from n and epsilon) or the most steps (DP-AGD)",
     )
     solver.add_argument(
         "--step",
@@ -489,9 +491,9 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
     solver.add_argument(
         "--batch-size",
         type=positive_int,
-        default=256,
         metavar="N",
-        help="expected batch size of DP-SGD",
+        help="expected batch size of DP-SGD and DP-SCD (default: the estimator's, "
+        "min(256, n / 20); 256 for 'compare')",
     )
     solver.add_argument("--seed", type=int, metavar="S", help="seed of the noise (and split)")
     return privacy, solver

@@ -259,13 +259,13 @@ class SolverDispatch:
         per class), all after ``prior``.
         """
         spec = get_solver(self._solver_for(shape))
-        # the fit's own target sets the work that depends on it (DP-GCD's steps), here as in
-        # _fit_spent, whose plan's target is this one
-        arguments = spec.arguments(
-            self._settings(), shape, self.solver_options, epsilon=epsilon, delta=delta
-        )
 
         def single(target):
+            # the plan's own target sets the work that depends on it (DP-GCD's steps), as
+            # in _fit_spent, which reads it back from the plan
+            arguments = spec.arguments(
+                self._settings(), shape, self.solver_options, epsilon=target, delta=delta
+            )
             return spec.fit_plan(shape, epsilon=target, delta=delta, **arguments)
 
         def plan_for(target):
