@@ -285,8 +285,9 @@ class GradientSums:
         return candidate_losses(self.problem, z, direction, steps, self.clip_obj)
 
     def changes(self, z, direction, steps):
-        """The clipped-gradient objective's changes, see :func:`candidate_changes`."""
-        scalar = self.problem.n_outputs == 1
-        if self.row_norms is None and scalar and math.isfinite(self.clip_grad):
-            self.row_norms = row_norms(self.problem)
+        """The clipped-gradient objective's changes, see :func:`candidate_changes`.
+
+        ``z`` comes from :meth:`gradient_sum`, which has read the row norms a
+        finite clip needs.
+        """
         return candidate_changes(self.problem, z, direction, steps, self.clip_grad, self.row_norms)

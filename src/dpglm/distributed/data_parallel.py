@@ -233,12 +233,12 @@ def _agd_losses(chunk, config, direction, steps, clip_obj):
 
 @chunk_op
 def _agd_changes(chunk, config, direction, steps, clip):
-    """DP-AGD: the changes of the clipped-gradient objective along ``direction``."""
-    prob = chunk.problem(*config)
-    norms = chunk.state.get("norms")
-    if norms is None and prob.n_outputs == 1 and math.isfinite(clip):
-        norms = chunk.state["norms"] = row_norms(prob)
-    return candidate_changes(prob, chunk.state["z"], direction, steps, clip, norms)
+    """DP-AGD: the changes of the clipped-gradient objective along ``direction``.
+
+    :func:`_agd_gradient` left the margins here, and the row norms a finite clip needs.
+    """
+    prob, state = chunk.problem(*config), chunk.state
+    return candidate_changes(prob, state["z"], direction, steps, clip, state.get("norms"))
 
 
 @chunk_op
