@@ -64,7 +64,20 @@ hinge's best steps along the noisy direction stay at about a hundredth of the
 first: ``DPLinearSVC`` stays at the majority class at epsilon 1 and 4 (3 seeds;
 the paper's variant 0.82), while the logistic fit reaches 0.84 (the paper's
 variant: the majority). Given sparse, the same table keeps its zeros and both
-fits reach 0.84.
+fits reach 0.84. Row chunks take DP-AGD by default, so the same table as a dense
+Dask array gives ``DPLinearSVC`` the majority class with ``solver="auto"`` too
+(0.764 at epsilon 1, 2 seeds; the logistic fit 0.83 to 0.84). Remedies measured
+on the raw tables (8 seeds each), none adopted: conjugate directions
+(Polak-Ribiere, restarted when not a descent direction) reach 0.83 and 0.85 at
+epsilon 1 and 4 there but lose 3.5 points on phishing's squared hinge at 1 and
+make communities' R^2 negative; damping the conjugate term by the measured
+signal-to-noise ratio of the noisy gradients reaches 0.84 at epsilon 4 and keeps
+every other table within 0.6 point, but leaves epsilon 1 at the majority;
+centring the direction on the records' mean (read without privacy, as an upper
+bound) reaches 0.84 and 0.85 but costs communities 10 points of R^2 at epsilon
+4 and phishing's squared hinge 1 to 2 points at 1, even when only the steps whose
+gradient is mostly signal are centred; a clip of 16 reaches 0.835 at epsilon 1
+but costs communities and California raw 20 points of R^2 or more.
 
 The fit stops exactly when the budget is spent:
 whenever what remains could not pay for one more full step after the next
