@@ -4,8 +4,9 @@ DP-AGD is ``solver="auto"``'s choice for records in row chunks. Run by the
 estimators on the raw tables of ``bench_defaults.py``, the paper's variant
 (``solver_options={"variant": "paper"}``: clipped losses ``min(l, C_obj)`` as
 the step-size scores, ``a_max`` set every ``tau`` steps only) falls to the
-majority class from epsilon 4 up on adult and phishing, and with the squared
-hinge already at epsilon 1. The default variant (``"loss-change"``) scores the
+majority class with the logistic loss from epsilon 4 up on adult and at 16 on
+phishing (and with the squared hinge too while the estimators clipped it at
+1). The default variant (``"loss-change"``) scores the
 change of the objective whose gradient the clipped sum is, and moves ``a_max``
 with the rejections and the largest steps taken (the method is in
 :mod:`dpglm.solvers.dp_agd`).

@@ -701,7 +701,9 @@ COMMON_PARAMETERS_DOC = """
         ``min(1, alpha N / L)`` for ``N`` records in batches of ``L``
         (:func:`~dpglm.solvers.dp_scd.estimator_clip`); DP-CD's and DP-GCD's are
         four times larger for the squared hinge
-        (:func:`~dpglm.solvers.hyperparameters.slope_scale`). Each is measured.
+        (:func:`~dpglm.solvers.hyperparameters.slope_scale`), and DP-AGD's is
+        ``min(2 sqrt(d), 16)`` for it (:func:`~dpglm.solvers.dp_agd.estimator_clip`).
+        Each is measured.
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
         None: ``DEFAULT_PASSES`` (20, 10 and 10), and for DP-GCD

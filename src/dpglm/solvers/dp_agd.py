@@ -29,8 +29,9 @@ chosen in those steps.
 The default, ``variant="loss-change"``, changes two things, both measured by
 ``benchmarks/bench_dp_agd_variants.py`` on the raw tables, where the paper's
 variant falls to the majority class: adult's logistic fit 0.834 at epsilon 1,
-0.764 at 4 and 16, its squared hinge from epsilon 4 (0.805 at 1), phishing's
-squared hinge from epsilon 4 and its logistic fit at 16:
+0.764 at 4 and 16, phishing's at 16, and with a clip of 1 (the estimators'
+before :func:`estimator_clip`) adult's squared hinge from epsilon 4 (0.805 at
+1) and phishing's from 4:
 
 * **The scores are the changes of the objective whose gradient is measured.**
   The clipped gradient sum is the gradient of ``sum_i h_i``, ``h_i`` the loss
@@ -57,27 +58,26 @@ squared hinge from epsilon 4 and its logistic fit at 16:
   every ``tau`` steps stays (and may undo them). ``a_max`` is computed from
   private outputs only.
 
-Where it still fails: steepest descent crawls on ill-conditioned records. The
-estimators map a dense one-hot table's 0/1 columns to -1/+1 (adult given as a
-dense array: rows of norm 11, columns far from centred), and there the squared
-hinge's best steps along the noisy direction stay at about a hundredth of the
-first: ``DPLinearSVC`` stays at the majority class at epsilon 1 and 4 (3 seeds;
-the paper's variant 0.82), while the logistic fit reaches 0.84 (the paper's
-variant: the majority). Given sparse, the same table keeps its zeros and both
-fits reach 0.84. Row chunks take DP-AGD by default, so the same table as a dense
-Dask array gives ``DPLinearSVC`` the majority class with ``solver="auto"`` too
-(0.764 at epsilon 1, 2 seeds; the logistic fit 0.83 to 0.84). Remedies measured
-on the raw tables (8 seeds each), none adopted: conjugate directions
-(Polak-Ribiere, restarted when not a descent direction) reach 0.83 and 0.85 at
-epsilon 1 and 4 there but lose 3.5 points on phishing's squared hinge at 1 and
-make communities' R^2 negative; damping the conjugate term by the measured
-signal-to-noise ratio of the noisy gradients reaches 0.84 at epsilon 4 and keeps
-every other table within 0.6 point, but leaves epsilon 1 at the majority;
-centring the direction on the records' mean (read without privacy, as an upper
-bound) reaches 0.84 and 0.85 but costs communities 10 points of R^2 at epsilon
-4 and phishing's squared hinge 1 to 2 points at 1, even when only the steps whose
-gradient is mostly signal are centred; a clip of 16 reaches 0.835 at epsilon 1
-but costs communities and California raw 20 points of R^2 or more.
+The clip of the squared hinge. The Huberised loss is the squared hinge only
+where its slope stays below the cap ``C_grad / ||(x_i, 1)||``. With a clip of
+1, a dense one-hot table mapped to ``[-1, 1]`` (adult given as a dense array:
+rows of norm 11) caps it at 0.09, the scored objective is a hinge, and steepest
+descent stalls on it: ``DPLinearSVC`` stayed at the majority class at epsilon 1
+and 4, in memory and on row chunks, where ``solver="auto"`` takes DP-AGD. The
+estimators clip the squared hinge at ``min(2 sqrt(d), 16)`` for ``d``
+coordinates instead (:func:`estimator_clip`, with its measurements: adult
+dense 0.836 and 0.843 at epsilon 1 and 4). Remedies measured first on the
+same tables (8 seeds each), none adopted: conjugate directions (Polak-Ribiere,
+restarted when not a descent direction) reach 0.83 and 0.85 there but lose 3.5
+points on phishing's squared hinge at epsilon 1 and make communities' R^2
+negative; damping the conjugate term by the measured signal-to-noise ratio of
+the noisy gradients reaches 0.84 at epsilon 4 and keeps every other table
+within 0.6 point, but leaves epsilon 1 at the majority; centring the direction
+on the records' mean (read without privacy, as an upper bound) reaches 0.84
+and 0.85 but costs communities 10 points of R^2 at epsilon 4 and phishing's
+squared hinge 1 to 2 points at 1, even when only the steps whose gradient is
+mostly signal are centred. Each carries noise from step to step, which the
+selections cannot catch where few records leave them near chance.
 
 The fit stops exactly when the budget is spent:
 whenever what remains could not pay for one more full step after the next
@@ -168,7 +168,7 @@ from dpglm.solvers.hyperparameters import (
     check_in_memory_outputs,
     check_positive,
 )
-from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
+from dpglm.solvers.registry import DEFAULT_CLIP, EstimatorMapping, FitPlan, Solver
 from dpglm.solvers.result import FitResult, History
 
 NEIGHBOURING = "replace_one"
@@ -824,7 +824,9 @@ def dp_agd(
         epsilon 1 and 4; adult, phishing, electricity, California raw,
         communities): clips 0.25 to 4 within 0.5 point of 1 everywhere but the
         squared hinge on adult (0.847 at 4 against 0.843) and communities at
-        epsilon 1, whose 1,500 records leave every setting noisy.
+        epsilon 1, whose 1,500 records leave every setting noisy. The
+        estimators give the squared hinge ``min(2 sqrt(d), 16)``
+        (:func:`estimator_clip`).
     clip_obj : float, optional
         ``C_obj``, the bound of every per-sample loss in the step-size scores
         of ``variant="paper"`` (3 when not given); the default variant has
@@ -970,12 +972,65 @@ def dp_agd(
     )
 
 
+#: the largest clip the estimators give the squared hinge (a wide table's typical record is
+#: far shorter than the bound ``sqrt(d)``)
+SQUARED_HINGE_MAX_CLIP = 16.0
+
+
+def estimator_clip(shape, batch_size=None) -> float:
+    """The estimators' DP-AGD clip when ``clip=None``: 1, and ``min(2 sqrt(d), 16)`` for the
+    squared hinge (``d`` coordinates: features and intercept).
+
+    The clipped gradients are the gradient of the Huberised loss, whose slope
+    is capped at ``C / ||(x_i, 1)||`` (module docstring). The squared hinge's
+    slope is 2 at the null margin: with ``C = 1`` and rows of norm 11 (a dense
+    one-hot table mapped to ``[-1, 1]``) the cap is 0.09, the quadratic part
+    covers margins ``[0.955, 1]`` only, and the objective the selection scores
+    is a hinge, on which steepest descent stalls: ``DPLinearSVC`` stayed at the
+    majority class on adult given dense (0.764 at epsilon 1 and 4), on row
+    chunks too, where ``solver="auto"`` takes DP-AGD. On the estimators' scale
+    ``||(x_i, 1)|| <= sqrt(d)``, so ``C = 2 sqrt(d)`` clips no record's gradient
+    at ``w = 0`` and keeps the loss a squared hinge wherever the margin is
+    positive. At most 16: beyond, the typical record's norm, not the bound, sets
+    the gradients' scale (as for DP-GCD's clip,
+    :func:`~dpglm.solvers.dp_gcd.estimator_clip`). The logistic loss's Huberised
+    form keeps a smooth tail whatever the cap, and the squared loss's residuals
+    are not bounded by a slope: both keep 1.
+
+    Measured (6 seeds, epsilon 1 / 4 / 16, ``benchmarks/bench_defaults.py``'s
+    splits), the squared hinge at this clip against 1: adult dense 0.836 / 0.843
+    / 0.845 against 0.764 / 0.770 / 0.764 (``sqrt(d)``: 0.824 / 0.839 / 0.843),
+    adult sparse 0.846 / 0.849 / 0.851 against 0.843 / 0.845 / 0.846, phishing
+    0.916 / 0.929 / 0.935 against 0.921 / 0.929 / 0.930, electricity 0.1 to 0.2
+    point below; madelon (501 coordinates, clip 16) loses 1.2 to 2.3 points
+    (0.520 / 0.547 / 0.595). The logistic loss at ``sqrt(d) / 4`` gains 0.3
+    point on adult dense and loses 0.8 to 2 on madelon: it keeps 1.
+    (``batch_size``: None, DP-AGD reads every record at each step.)
+
+    Examples
+    --------
+    >>> from dpglm.solvers.registry import ProblemShape
+    >>> estimator_clip(ProblemShape(100, 8, "squared_hinge", "l2", fit_intercept=True))
+    6.0
+    >>> estimator_clip(ProblemShape(100, 123, "squared_hinge", "l2", fit_intercept=True))
+    16.0
+    >>> estimator_clip(ProblemShape(100, 123, "logistic", "l2", fit_intercept=True))
+    1.0
+    """
+    if shape.datafit.name != "squared_hinge":
+        return DEFAULT_CLIP
+    coords = shape.n_features + int(shape.fit_intercept)
+    return min(2.0 * math.sqrt(coords), SQUARED_HINGE_MAX_CLIP)
+
+
 SOLVER = Solver(
     name="dp-agd",
     summary="private gradient descent with an adaptive per-step budget (Lee and Kifer 2018)",
     fit=dp_agd,
     prepare=prepare,
     check=check,
-    estimator=EstimatorMapping(passes=None, work="max_iter", clip="clip_grad", step=False),
+    estimator=EstimatorMapping(
+        passes=None, work="max_iter", clip="clip_grad", step=False, default_clip=estimator_clip
+    ),
     order=50,
 )
