@@ -257,6 +257,43 @@ def test_numpy_clipping_helpers_bound_every_term():
     np.testing.assert_array_equal(l2_clip_coefficients(s, norms, 2.0), want)
 
 
+def test_tiny_clips_of_huge_rows_stay_under_the_bound():
+    """``c / norm`` is subnormal for a clip of 3e-16 on a row of norm 1.2e308, and rounds
+    up to twice its value: such a factor clips the record to nothing instead."""
+    from dpglm._kernels.elementwise import l2_clip_coefficient
+    from dpglm.clipping import l2_clip_coefficients, l2_clip_residuals
+    from dpglm.solvers.dp_direction import class_sums
+
+    for c, norm in [(3e-16, 1.2e308), (1e-15, 1.2e308), (1e-12, 1.7e308), (1e-9, 1.7e308)]:
+        coef = l2_clip_coefficients(np.array([1.0, -2.0]), np.array([norm, norm]), c)
+        assert np.all(np.abs(coef) * norm <= c * (1 + 1e-15))
+        assert abs(l2_clip_coefficient(1.0, norm, c)) * norm <= c * (1 + 1e-15)
+        rows = l2_clip_residuals(np.array([[0.6, -0.8]]), np.array([norm]), c)
+        assert np.linalg.norm(rows) * norm <= c * (1 + 1e-15)
+        X = np.array([[norm, 0.0], [1.0, 0.0]])
+        sums = class_sums(X, np.array([True, False]), c, np.zeros(2, dtype=bool))
+        assert np.all(np.abs(np.concatenate([np.ravel(a) for a in sums])) <= c * (1 + 1e-15))
+
+
+def test_paper_multinomial_losses_stay_between_zero_and_the_bound():
+    """The multinomial loss reads its largest score twice; under the kernels' fast-math
+    flags the two may round apart and a record's loss come out negative (-6 on this
+    record, -inf where the exponentials underflow): each term must stay in [0, clip]."""
+    from dpglm.access.sums import candidate_losses
+    from dpglm.datafits import Multinomial
+
+    prob = Problem(np.array([[1e16, -0.7e16]]), np.array([0.0]), Multinomial(3))
+    rng = np.random.default_rng(0)
+    lowest, highest = np.inf, -np.inf
+    for _ in range(2000):
+        theta = rng.normal(size=6)
+        direction = rng.normal(size=6)
+        direction /= np.linalg.norm(direction)
+        out = candidate_losses(prob, prob.margins(theta), direction, np.linspace(0, 2, 21), 3.0)
+        lowest, highest = min(lowest, out.min()), max(highest, out.max())
+    assert lowest >= 0.0 and highest <= 3.0
+
+
 def test_problem_clipped_gradient_bounds_the_intercept_terms():
     prob = Problem(np.array([[1.0], [0.0]]), np.zeros(2), "squared", fit_intercept=True)
     got = prob.clipped_gradient(np.zeros(2), 1.0, derivatives=np.array([NAN, -INF]))

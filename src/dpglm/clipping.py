@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
+from dpglm._kernels.elementwise import SMALLEST_NORMAL, SUBNORMAL_STEP
 
 #: a row whose sum of squares lies below this was summed with subnormal squares (or
 #: underflowed to 0), so its square root may be off by far more than rounding
@@ -50,6 +51,27 @@ def clip_terms(values, c):
     return out
 
 
+def factors_below(factors):
+    """Non-negative correctly rounded quotients, each made no larger than the exact one.
+
+    The numpy counterpart of :func:`dpglm._kernels.elementwise.factor_below`: a
+    subnormal quotient (a tiny clip over a huge row) may be rounded up to twice its
+    value, and one subnormal step less is below it; normal ones are kept.
+
+    Examples
+    --------
+    >>> factors_below(np.array([0.5, 5e-324, 1e-320])) < np.array([0.6, 5e-324, 1e-320])
+    array([ True,  True,  True])
+    """
+    factors = np.asarray(factors, dtype=float)
+    tiny = factors < SMALLEST_NORMAL
+    if not tiny.any():
+        return factors
+    out = factors.copy()
+    out[tiny] = np.maximum(factors[tiny] - SUBNORMAL_STEP, 0.0)
+    return out
+
+
 def l2_clip_coefficients(s, norms, c):
     """``f`` such that ``f_i x_i`` is ``s_i x_i`` clipped to L2 norm ``c``, given ``||x_i||``.
 
@@ -65,13 +87,16 @@ def l2_clip_coefficients(s, norms, c):
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         grad_norms = np.abs(s) * norms
-        factor = np.divide(c, grad_norms, out=np.ones_like(s), where=grad_norms > 0)
-        coef = s * np.minimum(factor, 1.0)
+        factor = np.minimum(
+            np.divide(c, grad_norms, out=np.ones_like(s), where=grad_norms > 0), 1.0
+        )
+        coef = s * factors_below(factor)
         odd = ~np.isfinite(grad_norms)
         if odd.any():
             # on a subnormal row c / norm may overflow: the largest double still keeps
             # every entry of f x under c
             top = np.minimum(c / norms[odd], np.finfo(float).max)
+            top = factors_below(top)
             signed = np.where(s[odd] > 0.0, top, -top)
             coef[odd] = np.where(np.isnan(grad_norms[odd]), 0.0, signed)
     return coef
@@ -101,7 +126,7 @@ def l2_clip_residuals(residuals, norms, c):
         grad_norms = np.sqrt(np.einsum("ij,ij->i", residuals, residuals)) * norms
         factor = np.where(grad_norms > c, c / grad_norms, 1.0)
         # NaN norms fail both tests: those rows, and infinite ones, contribute nothing
-        factor = np.where(np.isfinite(grad_norms), factor, 0.0)
+        factor = np.where(np.isfinite(grad_norms), factors_below(factor), 0.0)
         out = residuals * factor[:, None]
     out[~np.isfinite(out).all(axis=1)] = 0.0
     return out

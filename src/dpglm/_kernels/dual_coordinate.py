@@ -77,9 +77,8 @@ def _scaled_step(code, dual_box, alpha_j, y_j, z, s, clip):
     zeta = dual_step(code, dual_box, alpha_j, y_j, z, s)
     size = abs(zeta)
     if size > clip:
-        if size == math.inf:
-            return clip if zeta > 0.0 else -clip
-        zeta *= clip / size
+        # +-C exactly: zeta * (C / size) may round above C where C / size is subnormal
+        return clip if zeta > 0.0 else -clip
     elif size != size:
         return 0.0
     return zeta

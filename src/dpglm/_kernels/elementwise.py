@@ -15,6 +15,30 @@ from __future__ import annotations
 from dpglm._kernels.jit import kernel
 
 _LARGEST = 1.7976931348623157e308  # the largest finite double
+#: the smallest normal double; below it a quotient is rounded to a multiple of
+#: ``SUBNORMAL_STEP``, possibly up by half of one, which may be most of its value
+SMALLEST_NORMAL = 2.2250738585072014e-308
+#: the spacing of the subnormal doubles: a correctly rounded subnormal quotient less one
+#: step is below the exact quotient
+SUBNORMAL_STEP = 5e-324
+
+
+@kernel
+def factor_below(f):
+    """``f``, a correctly rounded non-negative quotient, made no larger than the exact one.
+
+    A normal quotient is off by a relative 1.1e-16 at most (rounding); a subnormal
+    one by half of :data:`SUBNORMAL_STEP`, which may double it (a clip of 3e-16 over a
+    row of norm 1.2e308): one step less is below the exact value.
+
+    Examples
+    --------
+    >>> factor_below(0.5), factor_below(1e-320) < 1e-320, factor_below(5e-324)
+    (0.5, True, 0.0)
+    """
+    if f >= SMALLEST_NORMAL:
+        return f
+    return f - SUBNORMAL_STEP if f > SUBNORMAL_STEP else 0.0
 
 
 @kernel
@@ -96,6 +120,7 @@ def l2_clip_coefficient(s, norm, c):
         # every entry of f x under c, since |x_j| <= norm
         f = c / norm
         f = f if f <= _LARGEST else _LARGEST
+        f = factor_below(f)
         return f if s > 0.0 else -f
     return s if g == g else 0.0
 

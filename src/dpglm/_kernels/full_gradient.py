@@ -66,8 +66,10 @@ def clipped_candidate_losses(code, param, z, u, y, steps, clip, out):
         zi, ui, yi = z[i], u[i], y[i]
         for j in range(k):
             v = loss_value(code, param, zi - steps[j] * ui, yi)
-            # a NaN loss counts as the bound too (the comparison is false)
-            out[j] += v if v < clip else clip
+            # a NaN loss counts as the bound too (the comparison is false); a rounding
+            # below 0 counts as 0, so each term stays in [0, clip]
+            v = v if v < clip else clip
+            out[j] += v if v > 0.0 else 0.0
     return out
 
 

@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from dpglm._kernels.elementwise import factor_below
 from dpglm._kernels.full_gradient import add_lipschitz_path
 from dpglm._kernels.jit import kernel
 from dpglm._kernels.stochastic import prox_update
@@ -63,7 +64,7 @@ def residual_scale(scores, label, row_norm, clip):
     if size <= clip:
         factor = 1.0
     elif size > clip and size < math.inf:
-        factor = clip / size
+        factor = factor_below(clip / size)
     for c in range(k):
         scores[c] *= factor
     return factor
@@ -243,8 +244,11 @@ def multinomial_candidate_losses(z, u, y, steps, clip, out):
         label = int(y[i])
         for j in range(steps.shape[0]):
             loss = _shifted_loss(z, u, i, steps[j], label)
-            # a NaN loss counts as the bound too (the comparison is false)
-            out[j] += loss if loss < clip else clip
+            # a NaN loss counts as the bound too (the comparison is false); the loss is
+            # never negative, but its two passes over the scores may round apart (to -inf
+            # where the sum of exponentials underflows): each term stays in [0, clip]
+            loss = loss if loss < clip else clip
+            out[j] += loss if loss > 0.0 else 0.0
     return out
 
 

@@ -471,9 +471,9 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         type=positive_float,
         metavar="C",
         help="clipping threshold (default: the estimator's: 1, or DP-GCD's min(4, sqrt(d) / 2) "
-        "for d coordinates, both 4 times larger for the squared hinge, DP-SCD's "
-        "min(1, alpha n / batch); 1 for every solver of 'compare'; AdaSSP and DP-Direction "
-        "take none)",
+        "for d coordinates, both 4 times larger for the squared hinge (DP-CD's too), DP-AGD's "
+        "min(2 sqrt(d), 16) for the squared hinge, DP-SCD's min(1, alpha n / batch); 1 for "
+        "every solver of 'compare'; AdaSSP and DP-Direction take none)",
     )
     solver.add_argument(
         "--passes",

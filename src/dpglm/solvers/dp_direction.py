@@ -104,7 +104,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.clipping import record_norms
+from dpglm.clipping import factors_below, record_norms
 from dpglm.datafits import Logistic, SquaredHinge
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan
 from dpglm.privacy.report import neighbouring_assumptions
@@ -333,8 +333,9 @@ def _clipped_rows(X, nonnegative: np.ndarray, clip: float):
         norms = record_norms(X)
         factor = np.where(norms > clip, clip / norms, 1.0)
     # a row with a non-finite entry (or whose norm overflowed) contributes nothing: no
-    # non-finite term passes the clip
+    # non-finite term passes the clip; a subnormal factor is rounded down
     factor[~np.isfinite(factor) | ~np.isfinite(norms)] = 0.0
+    factor = factors_below(factor)
     with np.errstate(invalid="ignore"):
         rows = sp.csr_matrix(sp.diags(factor) @ X) if sp.issparse(X) else X * factor[:, None]
     values = rows.data if sp.issparse(rows) else rows
