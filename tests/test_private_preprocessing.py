@@ -357,6 +357,29 @@ def test_a_span_keeps_the_half_octave_its_records_fill():
     assert found[0] and (low[0], high[0]) == pytest.approx((2**8.5, 512.0))
 
 
+def test_a_bin_far_from_the_records_needs_the_far_threshold():
+    """The fit of the README's first example with seed 572, before: its target's records
+    end at 5e5, and one empty bin at 1.9e8 passed at 4.06 noise scales (the threshold of
+    one false bin in a hundred releases), stretching the range 360-fold (R^2 -325). Far
+    from the records a bin must pass the threshold of one in a million (5.8 scales here),
+    near them the first one still counts (a thin tail's bins)."""
+    from dpglm.preprocessing.ranges import NEAR_BINS, _read_ranges
+
+    counts = np.zeros((1, GRID.size))
+    bulk = GRID.index(np.array([1e5, 2e5, 4e5]))
+    counts[0, bulk] = 2000.0
+    far = GRID.index(np.array([1.5e8]))[0]
+    counts[0, far] = 4.2  # past the near threshold, not the far one (sigma 1)
+    _, high, found, _ = _read_ranges(counts, 1.0, GRID)
+    assert found[0] and high[0] <= 2**19.5
+    counts[0, far] = 7.0  # past both: a real cluster of records
+    assert _read_ranges(counts, 1.0, GRID)[1][0] >= 1.5e8
+    counts[0, far] = 0.0
+    near = bulk.max() + NEAR_BINS
+    counts[0, near] = 4.2  # a tail's bin within reach of the records counts at 4.2
+    assert _read_ranges(counts, 1.0, GRID)[1][0] >= GRID.lower(np.array([near]))[0]
+
+
 def test_wide_dense_records_give_the_common_range_by_their_one_percent_quantiles():
     """Beyond 100 dense columns the rows' 1% quantiles, not their extremes, make the range
     of the columns no histogram can read (madelon's shape: a few wide columns)."""

@@ -36,7 +36,10 @@ Everything after the release is post-processing of the noisy counts: a bin
 ``z`` the ``1 - beta / N`` normal quantile over the release's ``N`` bins, so
 that the chance of any empty bin passing is at most ``beta`` (see
 :data:`FALSE_BIN_RATE`); sums of 2 adjacent bins are tested too (4 and 8 when
-nothing else passes), for records spread over several bins. A column's range
+nothing else passes), for records spread over several bins. A bin more than
+two octaves from the bins that pass the stricter threshold of
+:data:`FAR_BIN_RATE` must pass that one too: a false bin far from the
+records would stretch the range by orders of magnitude. A column's range
 runs from the lower edge of its lowest passing bin to the upper edge of its
 highest, then grows outward while a window of bins just beyond it holds
 records (a skewed column's thin tail); a column with no passing
@@ -97,6 +100,14 @@ ROWS_LABEL = (
 )
 #: the chance that some empty bin of a release passes the threshold
 FALSE_BIN_RATE = 0.01
+#: the same chance for the bins far from the records, whose passing would stretch a range
+#: by orders of magnitude (a target's to 1.9e8 where its records end at 5e5, R^2 of -325 on
+#: the StatLib California table: once in 600 fits with the one threshold); Google's
+#: approximate bounds take 1e-9 for every bin
+FAR_BIN_RATE = 1e-6
+#: how far from the bins that pass the far threshold a bin may pass the near one: two
+#: octaves (records beyond are for _extended, one adjacent window at a time)
+NEAR_BINS = 4
 #: the range of a column no histogram could read
 UNIT_RANGE = (-1.0, 1.0)
 
@@ -362,10 +373,27 @@ def _span(noisy, sigma, levels):
     records just beyond a span are for :func:`_extended` to find). ``z``
     bounds the chance that any sum without records passes, over every bin of
     every level, by :data:`FALSE_BIN_RATE`.
+
+    Far from the records that threshold is not enough: one empty bin in a
+    hundred releases passes it, and a passing bin ten octaves above the
+    records stretches the range a thousandfold (a target's, and the fit's
+    every prediction with it). So a bin of non-zero values passes at ``z``
+    only within :data:`NEAR_BINS` of the span of the bins that pass at the
+    threshold of :data:`FAR_BIN_RATE`; farther, it must pass that one. Where
+    no bin of values passes it (few records), every bin passing at ``z``
+    counts.
     """
     rows, size = noisy.shape
     tests = rows * sum(size // 2**r for r in levels)
+    core = _passing_span(noisy, sigma, levels, float(ndtri(1.0 - FAR_BIN_RATE / tests)))
     z = float(ndtri(1.0 - FALSE_BIN_RATE / tests))
+    return _passing_span(noisy, sigma, levels, z, near=core)
+
+
+def _passing_span(noisy, sigma, levels, z, near=None):
+    """:func:`_span` at one threshold ``z``; with ``near`` (a span found at a higher one,
+    zeros left out), only the bins of values within :data:`NEAR_BINS` of it count."""
+    rows, size = noisy.shape
     first = np.full(rows, size, dtype=np.int64)
     last = np.full(rows, -1, dtype=np.int64)
     found = np.zeros(rows, dtype=bool)
@@ -373,6 +401,16 @@ def _span(noisy, sigma, levels):
     for r in levels:
         sums, starts, ends = _merged(noisy, 2**r)
         passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
+        if near is None:
+            # the span that bounds the others: of values only, the zeros say nothing of
+            # where the values lie
+            passing &= (starts != zero)[None, :]
+        else:
+            core_first, core_last, core_found, _ = near
+            close = (starts[None, :] <= (core_last + NEAR_BINS)[:, None]) & (
+                ends[None, :] >= (core_first - NEAR_BINS)[:, None]
+            )
+            passing &= ~core_found[:, None] | close | (starts == zero)[None, :]
         # a wider bin that overlaps the span the narrower ones found passes because of the
         # bins already in it: it would only round the span out to its own edges
         passing &= (ends[None, :] < first[:, None]) | (starts[None, :] > last[:, None])
