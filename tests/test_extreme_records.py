@@ -260,9 +260,20 @@ def test_numpy_clipping_helpers_bound_every_term():
 def test_tiny_clips_of_huge_rows_stay_under_the_bound():
     """``c / norm`` is subnormal for a clip of 3e-16 on a row of norm 1.2e308, and rounds
     up to twice its value: such a factor clips the record to nothing instead."""
+    from dpglm._kernels import elementwise
     from dpglm._kernels.elementwise import l2_clip_coefficient
-    from dpglm.clipping import l2_clip_coefficients, l2_clip_residuals
+    from dpglm.clipping import (
+        SMALLEST_NORMAL,
+        SUBNORMAL_STEP,
+        l2_clip_coefficients,
+        l2_clip_residuals,
+    )
     from dpglm.solvers.dp_direction import class_sums
+
+    assert (SMALLEST_NORMAL, SUBNORMAL_STEP) == (
+        elementwise.SMALLEST_NORMAL,
+        elementwise.SUBNORMAL_STEP,
+    )
 
     for c, norm in [(3e-16, 1.2e308), (1e-15, 1.2e308), (1e-12, 1.7e308), (1e-9, 1.7e308)]:
         coef = l2_clip_coefficients(np.array([1.0, -2.0]), np.array([norm, norm]), c)

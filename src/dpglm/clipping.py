@@ -27,11 +27,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpglm import _kernels
-from dpglm._kernels.elementwise import SMALLEST_NORMAL, SUBNORMAL_STEP
 
 #: a row whose sum of squares lies below this was summed with subnormal squares (or
 #: underflowed to 0), so its square root may be off by far more than rounding
 TINY_SQUARES = 2.0**-968
+
+
+#: the smallest normal double and the spacing of the subnormal ones (the kernels' own,
+#: :mod:`dpglm._kernels.elementwise`, which importing the estimators leaves unloaded)
+SMALLEST_NORMAL = float(np.finfo(float).tiny)
+SUBNORMAL_STEP = float(np.finfo(float).smallest_subnormal)
 
 
 def clip_terms(values, c):

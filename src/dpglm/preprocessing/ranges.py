@@ -374,26 +374,19 @@ def _span(noisy, sigma, levels):
     bounds the chance that any sum without records passes, over every bin of
     every level, by :data:`FALSE_BIN_RATE`.
 
-    Far from the records that threshold is not enough: one empty bin in a
+    Far above the records that threshold is not enough: one empty bin in a
     hundred releases passes it, and a passing bin ten octaves above the
-    records stretches the range a thousandfold (a target's, and the fit's
-    every prediction with it). So a bin of non-zero values passes at ``z``
-    only within :data:`NEAR_BINS` of the span of the bins that pass at the
-    threshold of :data:`FAR_BIN_RATE`; farther, it must pass that one. Where
-    no bin of values passes it (few records), every bin passing at ``z``
-    counts.
+    largest records stretches the range a thousandfold (a target's, and the
+    fit's every prediction with it). So a bin whose magnitudes lie more than
+    :data:`NEAR_BINS` above every bin that passes the threshold of
+    :data:`FAR_BIN_RATE` must pass that one too (either sign: a range is as
+    wide as its largest magnitude). Where no bin of values passes it (few
+    records), every bin passing at ``z`` counts.
     """
     rows, size = noisy.shape
     tests = rows * sum(size // 2**r for r in levels)
-    core = _passing_span(noisy, sigma, levels, float(ndtri(1.0 - FAR_BIN_RATE / tests)))
+    top = _top_magnitude(noisy, sigma, levels, float(ndtri(1.0 - FAR_BIN_RATE / tests)))
     z = float(ndtri(1.0 - FALSE_BIN_RATE / tests))
-    return _passing_span(noisy, sigma, levels, z, near=core)
-
-
-def _passing_span(noisy, sigma, levels, z, near=None):
-    """:func:`_span` at one threshold ``z``; with ``near`` (a span found at a higher one,
-    zeros left out), only the bins of values within :data:`NEAR_BINS` of it count."""
-    rows, size = noisy.shape
     first = np.full(rows, size, dtype=np.int64)
     last = np.full(rows, -1, dtype=np.int64)
     found = np.zeros(rows, dtype=bool)
@@ -401,16 +394,11 @@ def _passing_span(noisy, sigma, levels, z, near=None):
     for r in levels:
         sums, starts, ends = _merged(noisy, 2**r)
         passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
-        if near is None:
-            # the span that bounds the others: of values only, the zeros say nothing of
-            # where the values lie
-            passing &= (starts != zero)[None, :]
-        else:
-            core_first, core_last, core_found, _ = near
-            close = (starts[None, :] <= (core_last + NEAR_BINS)[:, None]) & (
-                ends[None, :] >= (core_first - NEAR_BINS)[:, None]
-            )
-            passing &= ~core_found[:, None] | close | (starts == zero)[None, :]
+        # the smallest magnitude of each merged bin (0 for the zeros' bin)
+        smallest = np.where(
+            starts > zero, starts - zero - 1, np.where(ends < zero, zero - 1 - ends, 0)
+        )
+        passing &= (top[:, None] < 0) | (smallest[None, :] <= (top + NEAR_BINS)[:, None])
         # a wider bin that overlaps the span the narrower ones found passes because of the
         # bins already in it: it would only round the span out to its own edges
         passing &= (ends[None, :] < first[:, None]) | (starts[None, :] > last[:, None])
@@ -423,6 +411,22 @@ def _passing_span(noisy, sigma, levels, z, near=None):
         # zeros pass, its ones may not): a range is found when a bin of values passes
         found |= (passing & (starts != zero)).any(axis=1)
     return first, last, found, last >= 0
+
+
+def _top_magnitude(noisy, sigma, levels, z):
+    """Per row, the largest magnitude (its index on the grid, either sign) of the bins of
+    values whose sums pass ``sigma sqrt(2**r) z`` at some level ``r``; -1 where none does."""
+    rows, size = noisy.shape
+    zero = (size - 1) // 2
+    top = np.full(rows, -1, dtype=np.int64)
+    for r in levels:
+        sums, starts, ends = _merged(noisy, 2**r)
+        passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
+        largest = np.where(
+            ends > zero, ends - zero - 1, np.where(starts < zero, zero - 1 - starts, -1)
+        )
+        top = np.maximum(top, np.where(passing, largest[None, :], -1).max(axis=1))
+    return top
 
 
 #: the levels whose passing bins are joined: half-octave and octave bins, then, where
