@@ -234,3 +234,32 @@ def test_a_wide_encoding_stays_sparse_and_category_dtypes_are_strings(data, monk
     np.testing.assert_array_equal(
         again.decision_function(test_X), sparse.decision_function(test_X)
     )
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow"])
+def test_an_empty_table_is_refused_as_empty(data, kind):
+    """A raw table with no rows is refused like an empty array, before any delta is set
+    from its number of rows (1 / n**2 divided by zero)."""
+    from dpglm.exceptions import EmptyDataError
+
+    X, y = data[0].iloc[:0], data[1][:0]
+    if kind == "arrow":
+        X = pa.Table.from_pandas(X, preserve_index=False)
+    with pytest.raises(EmptyDataError, match=r"no rows \(shape \(0, 3\)\)"):
+        DPLogisticRegression(epsilon=1.0).fit(X, y)
+
+
+def test_a_numeric_arrow_table_keeps_its_column_names():
+    """An Arrow table of numbers alone is fitted as an array, but its names are kept and
+    checked at predict time as a DataFrame's are: reordered columns are refused, not
+    read in the wrong order."""
+    rng = np.random.default_rng(0)
+    X = pa.table({"rooms": rng.uniform(1, 9, 3000), "age": rng.uniform(1, 50, 3000)})
+    y = 3.0 * X["rooms"].to_numpy() - 0.1 * X["age"].to_numpy()
+    model = DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert model.feature_names_in_.tolist() == ["rooms", "age"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(X.select(["age", "rooms"]))

@@ -57,7 +57,7 @@ from dpglm.estimators.validation import (
     labels_error,
     load_checked,
 )
-from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
+from dpglm.exceptions import DataError, EmptyDataError, ShapeMismatchError, TargetError
 from dpglm.preprocessing.bounds import check_feature_bounds, check_target_bounds
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
@@ -226,11 +226,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if categorical_columns(X):
             self._fit_table(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)
+        feature_names = feature_names_of(X)  # before an Arrow table becomes an array
         X = check_features(X)
         y = check_target(y, name)
         if self._task == "classification":
             check_class_labels(y)
-        feature_names = feature_names_of(X)
         data = self._load(X, y, public_labels)
         self._store(self._fit_records(data, epsilon, delta), data, public_labels, feature_names)
         return self._with_upstream_leaks(upstream)
@@ -259,6 +259,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         the category sets selected first with their share, the model fitted on the encoded
         matrix with the rest, both in one report."""
         name = type(self).__name__
+        if len(X) == 0:
+            shape = (0, len(X.columns)) if hasattr(X, "columns") else (0,)
+            raise EmptyDataError(
+                f"the table has no rows (shape {shape}); expected at least one sample"
+            )
         y = check_target(y, name)
         if self._task == "classification":
             check_class_labels(y)
@@ -613,8 +618,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 )
             X = encoding.matrix(X)
         else:
+            check_feature_names(self, X)  # before an Arrow table becomes an array
             X = check_features(X)
-            check_feature_names(self, X)
         n_features = self.scaling_.n_features
         width = column_count(X)
         if width is not None and width != n_features:

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 
 from dpglm.data import load as load_data
-from dpglm.data.frames import is_dataframe, is_series
+from dpglm.data.frames import is_arrow_table, is_dataframe, is_series
 from dpglm.data.locations import preview
 from dpglm.exceptions import (
     EmptyDataError,
@@ -349,7 +349,10 @@ def labels_error(name, y, err):
 
 
 def feature_names_of(X):
-    """The column names of a DataFrame when all are strings (as scikit-learn reads them)."""
+    """The column names of a DataFrame when all are strings (as scikit-learn reads them), or
+    of a pyarrow Table (always strings)."""
+    if is_arrow_table(X):
+        return np.asarray([str(c) for c in X.column_names], dtype=object)
     columns = getattr(X, "columns", None) if is_dataframe(X) else None
     if columns is None:
         return None

@@ -387,8 +387,8 @@ class PrivateOneHotEncoder(TransformerMixin, BaseEstimator):
             for j, levels in zip(auto, selected, strict=True):
                 kept[j] = levels
             lines.append(
-                f"categories of {len(auto)} column(s) selected privately (part 'preprocessing': "
-                f"Gaussian noise of standard deviation {plan.noise_scale:.4g} on the count of "
+                f"categories of {len(auto)} column(s) selected privately (Gaussian noise of "
+                f"standard deviation {plan.noise_scale:.4g} on the count of "
                 f"every observed value, kept above {plan.threshold:.4g}); values not kept, and "
                 "values unseen at fit time, are encoded in their column's '<other>' level"
             )
