@@ -263,3 +263,21 @@ def test_a_numeric_arrow_table_keeps_its_column_names():
         model.predict(X)
     with pytest.raises(ValueError, match="same order"):
         model.predict(X.select(["age", "rooms"]))
+
+
+def test_a_column_of_numbers_with_a_word_is_refused_not_one_hot_encoded(data):
+    """A column of numbers read as text because of one bad cell would become one column per
+    number; it is refused, naming the column and the cell, as the CLI refuses it. Declared
+    categories (a category dtype, or public categories) are kept."""
+    from dpglm.exceptions import NonNumericColumnError
+
+    X, y = data[0].copy(), data[1]
+    X["age"] = X["age"].round().astype(object)
+    X.loc[7, "age"] = "abc"
+    with pytest.raises(
+        NonNumericColumnError, match=r"'age' \(index 0\) holds numbers .* 'abc' at row 7"
+    ):
+        DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    X["age"] = X["age"].astype(str).astype("category")
+    model = DPLogisticRegression(epsilon=1.0, random_state=0, missing_values="?").fit(X, y)
+    assert "age" in model.encoding_.categorical

@@ -42,10 +42,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.data.columns import object_array, to_float_column
+from dpglm.data.columns import MISSING_MARKERS, object_array, to_float_column
 from dpglm.data.frames import is_arrow_table, is_dataframe, is_real_dtype, series_values
 from dpglm.data.locations import feature_column, plain_row
-from dpglm.exceptions import DataError, ShapeMismatchError
+from dpglm.exceptions import DataError, NonNumericColumnError, ShapeMismatchError
 
 __all__ = [
     "CATEGORY_PART",
@@ -334,6 +334,10 @@ def fit_encoding(X, *, categories, missing_values, epsilon, delta, budget, rando
             f"categories names column(s) {unknown} that are not string columns of X; its "
             f"string columns are {list(categorical)}"
         )
+    public = set(categories or {})
+    for j, (name, values, missing, kind) in enumerate(found):
+        if not kind and name not in public and not _declared_categorical(X, j):
+            check_not_mixed(values, missing, missing_values, feature_column(names, j))
     cells = _object_table([values for name, values, _, kind in found if not kind])
     encoder = PrivateOneHotEncoder(
         epsilon=epsilon if epsilon > 0 else 1.0,
@@ -348,6 +352,66 @@ def fit_encoding(X, *, categories, missing_values, epsilon, delta, budget, rando
     encoding = TableEncoding(names, numeric, categorical, encoder)
     encoding.dense = encoding.n_encoded <= DENSE_LIMIT
     return encoding
+
+
+def _declared_categorical(X, j) -> bool:
+    """Whether column ``j`` of the table has a categorical type (pandas ``category``, an
+    Arrow dictionary): its values are categories whatever they look like."""
+    if is_dataframe(X):
+        return str(X.dtypes.iloc[j]) == "category"
+    import pyarrow as pa
+
+    return pa.types.is_dictionary(X.schema.types[j])
+
+
+def check_not_mixed(values, missing, missing_values, label) -> None:
+    """Refuse a string column most of whose cells are numbers: a column of numbers with a
+    bad cell (``'abc'`` in a column read as text because of it), which one-hot encoding
+    would silently turn into one column per number.
+
+    A cell is missing when ``missing`` says so or it is one of ``missing_values`` or the
+    usual markers (``""``, ``"NA"``, ``"?"``, ...), a number when it is one or its text
+    parses as one, a word otherwise. Number-like text alone (zip codes) stays categories.
+
+    Examples
+    --------
+    >>> cells = np.array(["1.5", "2", "abc", "3"], dtype=object)
+    >>> check_not_mixed(cells, np.zeros(4, dtype=bool), None, "feature column 'x'")
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.NonNumericColumnError: feature column 'x' holds numbers (3 of its cells) and words, e.g. 'abc' at row 2; a column of numbers must hold numbers only (fix that cell), and a column of categories is one-hot encoded when its values are words (or of a category type)
+    """  # noqa: E501
+    markers = {missing_values} if isinstance(missing_values, str) else set(missing_values or ())
+    present = ~np.asarray(missing, dtype=bool)
+    if not present.any():
+        return
+    # a kind per distinct text: a column of categories holds few
+    texts = np.asarray([str(v) for v in values[present]], dtype=object)
+    uniques, inverse, counts = np.unique(texts, return_inverse=True, return_counts=True)
+    kinds = np.array([_text_kind(u, markers) for u in uniques], dtype=object)
+    numbers = int(counts[kinds == "number"].sum())
+    words = int(counts[kinds == "word"].sum())
+    if words and numbers > words:
+        first = int(np.flatnonzero(present)[np.argmax(kinds[inverse.reshape(-1)] == "word")])
+        raise NonNumericColumnError(
+            f"{label} holds numbers ({numbers} of its cells) and words, e.g. "
+            f"{values[first]!r} at {plain_row(first)}; a column of numbers must "
+            "hold numbers only (fix that cell), and a column of categories is one-hot "
+            "encoded when its values are words (or of a category type)"
+        )
+
+
+def _text_kind(text, markers) -> str:
+    """``"missing"``, ``"number"`` or ``"word"``: what one distinct cell's text is."""
+    if text in markers or text.strip().lower() in MISSING_MARKERS:
+        return "missing"
+    if text in ("True", "False"):
+        return "word"
+    try:
+        float(text)
+    except ValueError:
+        return "word"
+    return "number"
 
 
 def check_categories(categories) -> dict:
