@@ -124,6 +124,12 @@ def test_a_dask_data_frame_keeps_its_column_names():
     assert list(model.feature_names_in_) == names
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-10, atol=1e-12)
     assert model.privacy_report_.execution.startswith("data-parallel on 4 row chunks")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its own names: no warning of names missing
+        expected = local.predict(pd.DataFrame(X, columns=names))
+        np.testing.assert_allclose(model.predict(frame), expected, rtol=1e-10)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(frame[names[::-1]])
 
 
 @pytest.mark.parametrize("reread", [False, True], ids=["spilled", "reread"])

@@ -353,7 +353,8 @@ def feature_names_of(X):
     of a pyarrow Table (always strings)."""
     if is_arrow_table(X):
         return np.asarray([str(c) for c in X.column_names], dtype=object)
-    columns = getattr(X, "columns", None) if is_dataframe(X) else None
+    framed = is_dataframe(X) or _is_dask_frame(X)
+    columns = getattr(X, "columns", None) if framed else None
     if columns is None:
         return None
     kinds = {isinstance(c, str) for c in columns}
@@ -367,6 +368,12 @@ def feature_names_of(X):
             "X.columns = X.columns.astype(str)"
         )
     return None
+
+
+def _is_dask_frame(X) -> bool:
+    """Whether ``X`` is a Dask DataFrame (its columns are a pandas Index), without importing
+    Dask."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "dtypes")
 
 
 def column_count(X):
