@@ -281,3 +281,11 @@ def test_a_column_of_numbers_with_a_word_is_refused_not_one_hot_encoded(data):
     X["age"] = X["age"].astype(str).astype("category")
     model = DPLogisticRegression(epsilon=1.0, random_state=0, missing_values="?").fit(X, y)
     assert "age" in model.encoding_.categorical
+
+
+def test_a_table_with_two_columns_of_one_name_is_refused(data):
+    """Columns are read and predicted on by name: two of one name are refused, naming both,
+    instead of a message about whichever the reader met first."""
+    X = data[0].rename(columns={"city": "age"})
+    with pytest.raises(DataError, match=r"several columns named 'age' \(at indices \[0, 2\]\)"):
+        DPLogisticRegression(epsilon=1.0).fit(X, data[1])

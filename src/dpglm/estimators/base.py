@@ -35,7 +35,13 @@ from dpglm.estimators.persistence import save_model
 from dpglm.estimators.pipelines import upstream_leaks
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
-from dpglm.estimators.tables import categorical_columns, composed_report, is_table, select_for
+from dpglm.estimators.tables import (
+    categorical_columns,
+    check_unique_names,
+    composed_report,
+    is_table,
+    select_for,
+)
 from dpglm.estimators.validation import (
     check_batch_size,
     check_budget,
@@ -223,6 +229,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if is_sharded(X):
             self._fit_sharded(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)
+        check_unique_names(X)
         if categorical_columns(X):
             self._fit_table(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)

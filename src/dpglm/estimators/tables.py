@@ -84,6 +84,32 @@ def is_table(X) -> bool:
     return is_dataframe(X) or is_arrow_table(X)
 
 
+def check_unique_names(X) -> None:
+    """Refuse a table two of whose columns share a name: each is read, and predicted on,
+    by its name.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_unique_names(pd.DataFrame([[1, 2, 3]], columns=["a", "b", "a"]))
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.DataError: X has several columns named 'a' (at indices [0, 2]): give each column its own name
+    """  # noqa: E501
+    if not is_table(X):
+        return
+    names = [str(c) for c in (X.columns if is_dataframe(X) else X.column_names)]
+    seen: dict = {}
+    for j, name in enumerate(names):
+        seen.setdefault(name, []).append(j)
+    for name, where in seen.items():
+        if len(where) > 1:
+            raise DataError(
+                f"X has several columns named {name!r} (at indices {where}): give each "
+                "column its own name"
+            )
+
+
 def _numeric_flags(X) -> list:
     """``(name, numeric)`` of every column of a DataFrame or Arrow table, from its type
     alone (real numbers and booleans are numeric; anything else is a string column)."""
