@@ -20,7 +20,7 @@ import pytest
 from dpglm.data import load
 from dpglm.distributed import ChunkLostError, ShardedRows
 from dpglm.estimators import DPLinearRegression, DPLogisticRegression
-from dpglm.exceptions import DataError, PrivacyLeakWarning
+from dpglm.exceptions import DataError, PrivacyLeakWarning, TargetError
 from dpglm.privacy.budget import PrivacyBudget
 from solver_problems import cluster_workers, kill_worker, local_client
 
@@ -239,3 +239,11 @@ def test_a_worker_lost_mid_fit_is_a_clear_error_after_an_honest_charge(client, m
     cluster_workers(client)  # the nanny restarts the worker: the next fit runs
     refit = DPLinearRegression(epsilon=1.0, random_state=9, solver="dp-agd").fit(*chunked(X, y))
     assert refit.privacy_report_.execution.endswith("across 2 Dask workers")
+
+
+def test_a_target_of_one_class_on_the_chunks_is_refused_as_in_memory():
+    X, _ = raw_data(4)
+    frame = da.from_array(X, chunks=(X.shape[0] // 4, X.shape[1]))
+    target = da.from_array(np.ones(X.shape[0]), chunks=X.shape[0] // 4)
+    with pytest.raises(TargetError, match=r"only one class \[1.0\] on the chunks"):
+        DPLogisticRegression(epsilon=1.0).fit(frame, target)

@@ -236,6 +236,12 @@ def sharded_data(X, y, *, task: str, classes, name: str) -> ShardedData:
     if task == "classification":
         public = None if classes is None else classes.classes
         options["classes"] = list(_labels_of(y, public))
+        if public is None and len(options["classes"]) < 2:
+            found = np.asarray(options["classes"]).tolist()
+            raise TargetError(
+                f"{name} is a classifier, but y has only one class {found} on the chunks; it "
+                "needs at least two, or the public label set given as classes"
+            )
     rows = ShardedRows.from_dask_array(X, y, client=client_in_scope(), **options)
     try:
         labels = _chunk_labels(rows, task, classes, name)
