@@ -262,6 +262,7 @@ def test_tiny_clips_of_huge_rows_stay_under_the_bound():
     up to twice its value: such a factor clips the record to nothing instead."""
     from dpglm._kernels import elementwise
     from dpglm._kernels.elementwise import l2_clip_coefficient
+    from dpglm._kernels.multinomial import residual_scale
     from dpglm.clipping import (
         SMALLEST_NORMAL,
         SUBNORMAL_STEP,
@@ -281,6 +282,18 @@ def test_tiny_clips_of_huge_rows_stay_under_the_bound():
         assert abs(l2_clip_coefficient(1.0, norm, c)) * norm <= c * (1 + 1e-15)
         rows = l2_clip_residuals(np.array([[0.6, -0.8]]), np.array([norm]), c)
         assert np.linalg.norm(rows) * norm <= c * (1 + 1e-15)
+        # the coefficient over the bound, and each scaled residual, rounded into the
+        # subnormals: random derivatives and residuals, every one no larger than exact
+        rng = np.random.default_rng(seed_of("tiny clips", int(norm / 1e300), c))
+        s = rng.uniform(-1.0, 1.0, 2000)
+        coef = l2_clip_coefficients(s, np.full(2000, norm), c)
+        assert np.all(np.abs(coef) * norm <= c * (1 + 1e-15))
+        for r in rng.uniform(-1.0, 1.0, (300, 3)):
+            rows = l2_clip_residuals(r[None, :], np.array([norm]), c)
+            assert math.hypot(*rows[0]) * norm <= c * (1 + 1e-15)
+            scores = np.log(rng.uniform(0.1, 1.0, 3))
+            residual_scale(scores, 0, norm, c)
+            assert math.hypot(*scores) * norm <= c * (1 + 1e-15)
         X = np.array([[norm, 0.0], [1.0, 0.0]])
         sums = class_sums(X, np.array([True, False]), c, np.zeros(2, dtype=bool))
         assert np.all(np.abs(np.concatenate([np.ravel(a) for a in sums])) <= c * (1 + 1e-15))

@@ -77,6 +77,27 @@ def factors_below(factors):
     return out
 
 
+def toward_zero(values):
+    """``values`` with each subnormal entry moved one subnormal step toward 0 (0 at most).
+
+    A product rounded into the subnormal range may be off by half a step, which may be
+    most of its value: one step less in magnitude is no larger than the exact product.
+
+    Examples
+    --------
+    >>> out = toward_zero(np.array([0.5, -1e-320, 5e-324]))
+    >>> bool(out[0] == 0.5), bool(-1e-320 < out[1] < 0.0), float(out[2])
+    (True, True, 0.0)
+    """
+    values = np.asarray(values, dtype=float)
+    tiny = np.abs(values) < SMALLEST_NORMAL
+    if not tiny.any():
+        return values
+    out = values.copy()
+    out[tiny] = np.sign(values[tiny]) * factors_below(np.abs(values[tiny]))
+    return out
+
+
 def l2_clip_coefficients(s, norms, c):
     """``f`` such that ``f_i x_i`` is ``s_i x_i`` clipped to L2 norm ``c``, given ``||x_i||``.
 
@@ -92,10 +113,12 @@ def l2_clip_coefficients(s, norms, c):
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         grad_norms = np.abs(s) * norms
-        factor = np.minimum(
-            np.divide(c, grad_norms, out=np.ones_like(s), where=grad_norms > 0), 1.0
-        )
-        coef = s * factors_below(factor)
+        # over the bound the coefficient is +-c / norm, as in the kernel: s times a rounded
+        # factor could round up again where the product is subnormal
+        over = np.isfinite(grad_norms) & (grad_norms > c)
+        coef = np.array(s, dtype=float, copy=True)
+        top = factors_below(np.minimum(c / norms[over], np.finfo(float).max))
+        coef[over] = np.where(s[over] > 0.0, top, -top)
         odd = ~np.isfinite(grad_norms)
         if odd.any():
             # on a subnormal row c / norm may overflow: the largest double still keeps
@@ -134,6 +157,9 @@ def l2_clip_residuals(residuals, norms, c):
         factor = np.where(np.isfinite(grad_norms), factors_below(factor), 0.0)
         out = residuals * factor[:, None]
     out[~np.isfinite(out).all(axis=1)] = 0.0
+    scaled = factor < 1.0
+    # each product rounded into the subnormals may be half a step over: one step back
+    out[scaled] = toward_zero(out[scaled])
     return out
 
 

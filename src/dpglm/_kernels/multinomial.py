@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from dpglm._kernels.elementwise import factor_below
+from dpglm._kernels.elementwise import SMALLEST_NORMAL, factor_below
 from dpglm._kernels.full_gradient import add_lipschitz_path
 from dpglm._kernels.jit import kernel
 from dpglm._kernels.stochastic import prox_update
@@ -66,7 +66,11 @@ def residual_scale(scores, label, row_norm, clip):
     elif size > clip and size < math.inf:
         factor = factor_below(clip / size)
     for c in range(k):
-        scores[c] *= factor
+        v = scores[c] * factor
+        if factor < 1.0 and abs(v) < SMALLEST_NORMAL:
+            # a product rounded into the subnormals may be half a step over: one step back
+            v = math.copysign(factor_below(abs(v)), v)
+        scores[c] = v
     return factor
 
 

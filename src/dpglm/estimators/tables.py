@@ -37,6 +37,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -411,14 +412,13 @@ def check_not_mixed(values, missing, missing_values, label) -> None:
     present = ~np.asarray(missing, dtype=bool)
     if not present.any():
         return
-    # a kind per distinct text: a column of categories holds few
-    texts = np.asarray([str(v) for v in values[present]], dtype=object)
-    uniques, inverse, counts = np.unique(texts, return_inverse=True, return_counts=True)
-    kinds = np.array([_text_kind(u, markers) for u in uniques], dtype=object)
-    numbers = int(counts[kinds == "number"].sum())
-    words = int(counts[kinds == "word"].sum())
+    # a kind per distinct cell (counted in C): a column of categories holds few
+    counts = Counter(values[present].tolist())
+    kinds = {cell: _text_kind(str(cell), markers) for cell in counts}
+    numbers = sum(n for cell, n in counts.items() if kinds[cell] == "number")
+    words = sum(n for cell, n in counts.items() if kinds[cell] == "word")
     if words and numbers > words:
-        first = int(np.flatnonzero(present)[np.argmax(kinds[inverse.reshape(-1)] == "word")])
+        first = next(i for i in np.flatnonzero(present) if kinds[values[i]] == "word")
         raise NonNumericColumnError(
             f"{label} holds numbers ({numbers} of its cells) and words, e.g. "
             f"{values[first]!r} at {plain_row(first)}; a column of numbers must "
