@@ -247,3 +247,19 @@ def test_a_target_of_one_class_on_the_chunks_is_refused_as_in_memory():
     target = da.from_array(np.ones(X.shape[0]), chunks=X.shape[0] // 4)
     with pytest.raises(TargetError, match=r"only one class \[1.0\] on the chunks"):
         DPLogisticRegression(epsilon=1.0).fit(frame, target)
+
+
+def test_a_dask_data_frame_of_unnamed_columns_and_one_of_repeated_names():
+    """Integer column names are no feature names, at fit as at predict (no warning on the
+    frame itself); two columns of one name are refused before anything is read."""
+    X, y = raw_data(4)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=4)
+    target = dd.from_pandas(pd.Series(y, name="y"), npartitions=4)
+    model = DPLinearRegression(epsilon=1.0, random_state=0).fit(frame, target)
+    assert getattr(model, "feature_names_in_", None) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(frame)
+    named = dd.from_pandas(pd.DataFrame(X, columns=["a"] * X.shape[1]), npartitions=4)
+    with pytest.raises(DataError, match="several columns named 'a'"):
+        DPLinearRegression(epsilon=1.0).fit(named, target)

@@ -226,10 +226,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         epsilon, delta = self._check_params()
         public_labels = self._public_labels()
         upstream = upstream_leaks(self)
+        check_unique_names(X)
         if is_sharded(X):
             self._fit_sharded(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)
-        check_unique_names(X)
         if categorical_columns(X):
             self._fit_table(X, y, epsilon, delta, public_labels)
             return self._with_upstream_leaks(upstream)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpglm.data.labels import ClassLabels
+from dpglm.estimators.validation import feature_names_of
 from dpglm.exceptions import ShapeMismatchError, TargetError
 
 __all__ = ["ShardedData", "check_data_parallel", "is_sharded", "sharded_data"]
@@ -226,7 +227,8 @@ def sharded_data(X, y, *, task: str, classes, name: str) -> ShardedData:
         raise ValueError(f"{name}.fit(X, y) needs y with a Dask X (only a ShardedRows holds it)")
     feature_names = None
     if hasattr(X, "columns") and hasattr(X, "to_dask_array"):  # a Dask data frame
-        feature_names = np.asarray([str(c) for c in X.columns], dtype=object)
+        # its names as a DataFrame's: kept when all are strings, as predict reads them
+        feature_names = feature_names_of(X)
         X = X.to_dask_array(lengths=True)
     if hasattr(y, "to_dask_array"):  # a Dask series
         y = y.to_dask_array(lengths=True)

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from dpglm.data.columns import MISSING_MARKERS, object_array, to_float_column
 from dpglm.data.frames import is_arrow_table, is_dataframe, is_real_dtype, series_values
 from dpglm.data.locations import feature_column, plain_row
+from dpglm.estimators.validation import is_dask_frame
 from dpglm.exceptions import DataError, NonNumericColumnError, ShapeMismatchError
 
 __all__ = [
@@ -97,9 +98,12 @@ def check_unique_names(X) -> None:
     ...
     dpglm.exceptions.DataError: X has several columns named 'a' (at indices [0, 2]): give each column its own name
     """  # noqa: E501
-    if not is_table(X):
+    if is_arrow_table(X):
+        names = [str(c) for c in X.column_names]
+    elif is_dataframe(X) or is_dask_frame(X):
+        names = [str(c) for c in X.columns]
+    else:
         return
-    names = [str(c) for c in (X.columns if is_dataframe(X) else X.column_names)]
     seen: dict = {}
     for j, name in enumerate(names):
         seen.setdefault(name, []).append(j)

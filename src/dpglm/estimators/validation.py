@@ -353,7 +353,7 @@ def feature_names_of(X):
     of a pyarrow Table (always strings)."""
     if is_arrow_table(X):
         return np.asarray([str(c) for c in X.column_names], dtype=object)
-    framed = is_dataframe(X) or _is_dask_frame(X)
+    framed = is_dataframe(X) or is_dask_frame(X)
     columns = getattr(X, "columns", None) if framed else None
     if columns is None:
         return None
@@ -370,10 +370,11 @@ def feature_names_of(X):
     return None
 
 
-def _is_dask_frame(X) -> bool:
+def is_dask_frame(X) -> bool:
     """Whether ``X`` is a Dask DataFrame (its columns are a pandas Index), without importing
     Dask."""
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "dtypes")
+    top = type(X).__module__.split(".")[0]
+    return top in {"dask", "dask_expr"} and hasattr(X, "dtypes") and hasattr(X, "columns")
 
 
 def column_count(X):
