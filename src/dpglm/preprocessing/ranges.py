@@ -36,10 +36,14 @@ Everything after the release is post-processing of the noisy counts: a bin
 ``z`` the ``1 - beta / N`` normal quantile over the release's ``N`` bins, so
 that the chance of any empty bin passing is at most ``beta`` (see
 :data:`FALSE_BIN_RATE`); sums of 2 adjacent bins are tested too (4 and 8 when
-nothing else passes), for records spread over several bins. A bin more than
-two octaves from the bins that pass the stricter threshold of
-:data:`FAR_BIN_RATE` must pass that one too: a false bin far from the
-records would stretch the range by orders of magnitude. A column's range
+nothing else passes), for records spread over several bins. A bin whose
+magnitudes lie more than two octaves above those of every bin that passes the
+stricter threshold of :data:`FAR_BIN_RATE` must pass that one too: a false bin
+far above the records would stretch the range by orders of magnitude. (The
+windows that then extend a span outward keep the first threshold: held to the
+stricter one, they cut the thin tails of skewed columns, communities' R^2 0.495
+against 0.555 at epsilon 1, and one release in about 4,000 still stretches a
+range through a false window.) A column's range
 runs from the lower edge of its lowest passing bin to the upper edge of its
 highest, then grows outward while a window of bins just beyond it holds
 records (a skewed column's thin tail); a column with no passing
