@@ -247,6 +247,10 @@ def test_an_empty_table_is_refused_as_empty(data, kind):
         X = pa.Table.from_pandas(X, preserve_index=False)
     with pytest.raises(EmptyDataError, match=r"no rows \(shape \(0, 3\)\)"):
         DPLogisticRegression(epsilon=1.0).fit(X, y)
+    # at predict time too, with the table's shape, not its encoding's
+    model = private_fit(*data, epsilon=1.0)
+    with pytest.raises(EmptyDataError, match=r"no rows \(shape \(0, 3\)\)"):
+        model.predict(X)
 
 
 def test_a_numeric_arrow_table_keeps_its_column_names():

@@ -464,11 +464,15 @@ def preprocessing_line(report, epsilon, share):
         what.append("features")
     if "target" in labels or not labels:
         what.append("target")
+    public = (
+        "--feature-bounds and --target-bounds cost"
+        if "target" in what
+        else ("--feature-bounds cost")
+    )
     return (
         f"preprocessing: the private ranges of the {' and '.join(what)} took epsilon "
         f"{epsilon:.3g} of the {report.epsilon:.3g} (on their own; "
-        f"{share:.0%} of the budget), the rest trained the model; public "
-        "--feature-bounds and --target-bounds cost nothing"
+        f"{share:.0%} of the budget), the rest trained the model; public {public} nothing"
     )
 
 

@@ -623,6 +623,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                     f"{list(encoding.categorical)}: predict takes such a table (a pandas "
                     f"DataFrame or pyarrow Table with the columns {list(encoding.columns)})"
                 )
+            if len(X) == 0:
+                raise EmptyDataError(
+                    f"the table has no rows (shape (0, {len(encoding.columns)})); expected at "
+                    "least one sample"
+                )
             X = encoding.matrix(X)
         else:
             check_feature_names(self, X)  # before an Arrow table becomes an array
