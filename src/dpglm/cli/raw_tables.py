@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from dpglm.data.columns import (
-    MISSING_MARKERS,
     TARGET,
+    cell_kind,
     parse_text_column,
     parse_text_labels,
     raise_missing,
@@ -357,7 +357,7 @@ def _csv_numbers(cells, label, describe_row, markers, text):
     except NonNumericColumnError:
         pass
     uniques, inverse = np.unique(cells, return_inverse=True)
-    kinds = np.array([_cell_kind(str(u), markers) for u in uniques], dtype=object)
+    kinds = np.array([cell_kind(str(u), markers) for u in uniques], dtype=object)
     kind = kinds[inverse.reshape(-1)]
     numbers = int(np.count_nonzero(kind == "number"))
     words = kind == "word"
@@ -372,17 +372,6 @@ def _csv_numbers(cells, label, describe_row, markers, text):
             "when its values are words"
         )
     return None
-
-
-def _cell_kind(cell, markers):
-    """``"missing"``, ``"number"`` or ``"word"``: what one distinct CSV cell is."""
-    if cell in markers or cell.strip().lower() in MISSING_MARKERS:
-        return "missing"
-    try:
-        float(cell)
-    except ValueError:
-        return "word"
-    return "number"
 
 
 def _parquet_column(column, label, describe_row, text):

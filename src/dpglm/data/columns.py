@@ -30,6 +30,27 @@ MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "-nan", "null", "none", "?"
 
 _BOOL_WORDS = {"true": 1.0, "false": 0.0}
 
+
+def cell_kind(text: str, markers=frozenset()) -> str:
+    """``"missing"``, ``"number"`` or ``"word"``: what the text of one cell is.
+
+    Missing when it is one of ``markers`` or, stripped and lower-cased, one of
+    :data:`MISSING_MARKERS`; a number when ``float`` reads it; a word otherwise.
+
+    Examples
+    --------
+    >>> [cell_kind(t, {"-"}) for t in ("1.5", " NA", "-", "abc", "True")]
+    ['number', 'missing', 'missing', 'word', 'word']
+    """
+    if text in markers or text.strip().lower() in MISSING_MARKERS:
+        return "missing"
+    try:
+        float(text)
+    except ValueError:
+        return "word"
+    return "number"
+
+
 _ENCODE_HINT = (
     "pass the whole table to a dpglm estimator, which one-hot encodes its string columns on "
     "privately selected categories, or encode them with "

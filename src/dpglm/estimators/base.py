@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from dpglm.data.frames import is_series
+from dpglm.data.validation import check_not_empty
 from dpglm.estimators.dispatch import SolverDispatch, default_delta
 from dpglm.estimators.multiclass import (
     check_class_count,
@@ -63,7 +64,7 @@ from dpglm.estimators.validation import (
     labels_error,
     load_checked,
 )
-from dpglm.exceptions import DataError, EmptyDataError, ShapeMismatchError, TargetError
+from dpglm.exceptions import DataError, ShapeMismatchError, TargetError
 from dpglm.preprocessing.bounds import check_feature_bounds, check_target_bounds
 from dpglm.privacy.targets import check_privacy_target
 from dpglm.problem import Problem
@@ -266,11 +267,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         the category sets selected first with their share, the model fitted on the encoded
         matrix with the rest, both in one report."""
         name = type(self).__name__
-        if len(X) == 0:
-            shape = (0, len(X.columns)) if hasattr(X, "columns") else (0,)
-            raise EmptyDataError(
-                f"the table has no rows (shape {shape}); expected at least one sample"
-            )
+        check_not_empty((len(X), len(X.columns)), "the table")
         y = check_target(y, name)
         if self._task == "classification":
             check_class_labels(y)
@@ -623,11 +620,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                     f"{list(encoding.categorical)}: predict takes such a table (a pandas "
                     f"DataFrame or pyarrow Table with the columns {list(encoding.columns)})"
                 )
-            if len(X) == 0:
-                raise EmptyDataError(
-                    f"the table has no rows (shape (0, {len(encoding.columns)})); expected at "
-                    "least one sample"
-                )
+            check_not_empty((len(X), len(encoding.columns)), "the table")
             X = encoding.matrix(X)
         else:
             check_feature_names(self, X)  # before an Arrow table becomes an array

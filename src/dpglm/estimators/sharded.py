@@ -43,14 +43,10 @@ from __future__ import annotations
 import numpy as np
 
 from dpglm.data.labels import ClassLabels
-from dpglm.estimators.validation import feature_names_of
+from dpglm.estimators.validation import feature_names_of, is_dask
 from dpglm.exceptions import ShapeMismatchError, TargetError
 
 __all__ = ["ShardedData", "check_data_parallel", "is_sharded", "sharded_data"]
-
-
-def _is_dask(value) -> bool:
-    return type(value).__module__.split(".")[0] in {"dask", "dask_expr"}
 
 
 def is_sharded(X) -> bool:
@@ -63,7 +59,7 @@ def is_sharded(X) -> bool:
     >>> is_sharded(np.eye(2))
     False
     """
-    if _is_dask(X):
+    if is_dask(X):
         return True
     return type(X).__name__ == "ShardedRows" and type(X).__module__.startswith("dpglm.")
 
@@ -190,7 +186,7 @@ def _labels_of(y, classes):
     """The label set of a classification: the public ``classes``, else the labels in ``y``."""
     if classes is not None:
         return classes
-    if _is_dask(y):
+    if is_dask(y):
         import dask.array as da
 
         return np.unique(da.unique(y).compute())

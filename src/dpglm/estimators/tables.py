@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from dpglm.data.columns import MISSING_MARKERS, object_array, to_float_column
+from dpglm.data.columns import cell_kind, object_array, to_float_column
 from dpglm.data.frames import is_arrow_table, is_dataframe, is_real_dtype, series_values
 from dpglm.data.locations import feature_column, plain_row
 from dpglm.estimators.validation import is_dask_frame
@@ -418,7 +418,7 @@ def check_not_mixed(values, missing, missing_values, label) -> None:
         return
     # a kind per distinct cell (counted in C): a column of categories holds few
     counts = Counter(values[present].tolist())
-    kinds = {cell: _text_kind(str(cell), markers) for cell in counts}
+    kinds = {cell: cell_kind(str(cell), markers) for cell in counts}
     numbers = sum(n for cell, n in counts.items() if kinds[cell] == "number")
     words = sum(n for cell, n in counts.items() if kinds[cell] == "word")
     if words and numbers > words:
@@ -429,19 +429,6 @@ def check_not_mixed(values, missing, missing_values, label) -> None:
             "hold numbers only (fix that cell), and a column of categories is one-hot "
             "encoded when its values are words (or of a category type)"
         )
-
-
-def _text_kind(text, markers) -> str:
-    """``"missing"``, ``"number"`` or ``"word"``: what one distinct cell's text is."""
-    if text in markers or text.strip().lower() in MISSING_MARKERS:
-        return "missing"
-    if text in ("True", "False"):
-        return "word"
-    try:
-        float(text)
-    except ValueError:
-        return "word"
-    return "number"
 
 
 def check_categories(categories) -> dict:

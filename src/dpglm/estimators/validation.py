@@ -370,11 +370,22 @@ def feature_names_of(X):
     return None
 
 
+def is_dask(value) -> bool:
+    """Whether ``value`` is a Dask collection (dask's, or dask-expr's in the versions that
+    name their collections so), from its type alone, without importing Dask.
+
+    Examples
+    --------
+    >>> is_dask(np.eye(2))
+    False
+    """
+    return type(value).__module__.split(".")[0] in {"dask", "dask_expr"}
+
+
 def is_dask_frame(X) -> bool:
     """Whether ``X`` is a Dask DataFrame (its columns are a pandas Index), without importing
     Dask."""
-    top = type(X).__module__.split(".")[0]
-    return top in {"dask", "dask_expr"} and hasattr(X, "dtypes") and hasattr(X, "columns")
+    return is_dask(X) and hasattr(X, "dtypes") and hasattr(X, "columns")
 
 
 def column_count(X):
