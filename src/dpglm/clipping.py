@@ -113,20 +113,15 @@ def l2_clip_coefficients(s, norms, c):
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         grad_norms = np.abs(s) * norms
-        # over the bound the coefficient is +-c / norm, as in the kernel: s times a rounded
-        # factor could round up again where the product is subnormal
-        over = np.isfinite(grad_norms) & (grad_norms > c)
+        # over the bound (an infinite gradient norm too) the coefficient is +-c / norm, as
+        # in the kernel: s times a rounded factor could round up again where the product is
+        # subnormal; on a subnormal row c / norm may overflow, and the largest double still
+        # keeps every entry of f x under c
+        over = (grad_norms > c) | np.isinf(grad_norms)
         coef = np.array(s, dtype=float, copy=True)
         top = factors_below(np.minimum(c / norms[over], np.finfo(float).max))
         coef[over] = np.where(s[over] > 0.0, top, -top)
-        odd = ~np.isfinite(grad_norms)
-        if odd.any():
-            # on a subnormal row c / norm may overflow: the largest double still keeps
-            # every entry of f x under c
-            top = np.minimum(c / norms[odd], np.finfo(float).max)
-            top = factors_below(top)
-            signed = np.where(s[odd] > 0.0, top, -top)
-            coef[odd] = np.where(np.isnan(grad_norms[odd]), 0.0, signed)
+        coef[np.isnan(grad_norms)] = 0.0
     return coef
 
 
