@@ -389,19 +389,16 @@ def _span(noisy, sigma, levels):
     """
     rows, size = noisy.shape
     tests = rows * sum(size // 2**r for r in levels)
-    top = _top_magnitude(noisy, sigma, levels, float(ndtri(1.0 - FAR_BIN_RATE / tests)))
+    zero = (size - 1) // 2
+    merged = [(r, *_merged(noisy, 2**r)) for r in levels]
+    top = _top_magnitude(merged, sigma, float(ndtri(1.0 - FAR_BIN_RATE / tests)), zero)
     z = float(ndtri(1.0 - FALSE_BIN_RATE / tests))
     first = np.full(rows, size, dtype=np.int64)
     last = np.full(rows, -1, dtype=np.int64)
     found = np.zeros(rows, dtype=bool)
-    zero = (size - 1) // 2
-    for r in levels:
-        sums, starts, ends = _merged(noisy, 2**r)
-        passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
-        # the smallest magnitude of each merged bin (0 for the zeros' bin)
-        smallest = np.where(
-            starts > zero, starts - zero - 1, np.where(ends < zero, zero - 1 - ends, 0)
-        )
+    for r, sums, starts, ends in merged:
+        passing = _passing(sums, sigma, r, z)
+        smallest, _ = _magnitudes(starts, ends, zero)
         passing &= (top[:, None] < 0) | (smallest[None, :] <= (top + NEAR_BINS)[:, None])
         # a wider bin that overlaps the span the narrower ones found passes because of the
         # bins already in it: it would only round the span out to its own edges
@@ -417,18 +414,32 @@ def _span(noisy, sigma, levels):
     return first, last, found, last >= 0
 
 
-def _top_magnitude(noisy, sigma, levels, z):
-    """Per row, the largest magnitude (its index on the grid, either sign) of the bins of
-    values whose sums pass ``sigma sqrt(2**r) z`` at some level ``r``; -1 where none does."""
-    rows, size = noisy.shape
-    zero = (size - 1) // 2
-    top = np.full(rows, -1, dtype=np.int64)
-    for r in levels:
-        sums, starts, ends = _merged(noisy, 2**r)
-        passing = sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
-        largest = np.where(
-            ends > zero, ends - zero - 1, np.where(starts < zero, zero - 1 - starts, -1)
-        )
+def _passing(sums, sigma, r, z):
+    """Which sums of ``2**r`` bins pass ``sigma sqrt(2**r) z`` (any positive one without
+    noise)."""
+    return sums > (sigma * math.sqrt(2**r) * z if sigma > 0 else 0.0)
+
+
+def _magnitudes(starts, ends, zero):
+    """The smallest and the largest magnitude (an index on the grid, either sign) of each
+    merged bin: 0 and -1 for the zeros' bin, which holds no magnitude."""
+    smallest = np.where(
+        starts > zero, starts - zero - 1, np.where(ends < zero, zero - 1 - ends, 0)
+    )
+    largest = np.where(
+        ends > zero, ends - zero - 1, np.where(starts < zero, zero - 1 - starts, -1)
+    )
+    return smallest, largest
+
+
+def _top_magnitude(merged, sigma, z, zero):
+    """Per row, the largest magnitude of the bins of values among the ``merged`` sums
+    (``(r, sums, starts, ends)`` per level) that pass ``sigma sqrt(2**r) z``; -1 where none
+    does."""
+    top = np.full(merged[0][1].shape[0], -1, dtype=np.int64)
+    for r, sums, starts, ends in merged:
+        _, largest = _magnitudes(starts, ends, zero)
+        passing = _passing(sums, sigma, r, z)
         top = np.maximum(top, np.where(passing, largest[None, :], -1).max(axis=1))
     return top
 
