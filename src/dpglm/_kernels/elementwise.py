@@ -42,6 +42,21 @@ def factor_below(f):
 
 
 @kernel
+def bounded_loss(v, c):
+    """A per-sample loss kept in ``[0, c]``: ``c`` when it is above (or NaN, a loss whose
+    margin overflowed), 0 when rounding took it below (a loss is never negative).
+
+    Examples
+    --------
+    >>> bounded_loss(5.0, 3.0), bounded_loss(float("nan"), 3.0), bounded_loss(-6.0, 3.0)
+    (3.0, 3.0, 0.0)
+    """
+    # the comparison is false for NaN: it counts as the bound
+    v = v if v < c else c
+    return v if v > 0.0 else 0.0
+
+
+@kernel
 def clip_value(v, c):
     """Clip ``v`` to ``[-c, c]``; ``+-inf`` gives ``+-c`` and NaN gives 0.
 

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from dpglm._kernels.elementwise import bounded_loss
 from dpglm._kernels.jit import kernel
 from dpglm._kernels.losses import loss_value
 from dpglm.datafits import HUBER, LOGISTIC, SQUARED, SQUARED_HINGE
@@ -65,11 +66,7 @@ def clipped_candidate_losses(code, param, z, u, y, steps, clip, out):
     for i in range(n):
         zi, ui, yi = z[i], u[i], y[i]
         for j in range(k):
-            v = loss_value(code, param, zi - steps[j] * ui, yi)
-            # a NaN loss counts as the bound too (the comparison is false); a rounding
-            # below 0 counts as 0, so each term stays in [0, clip]
-            v = v if v < clip else clip
-            out[j] += v if v > 0.0 else 0.0
+            out[j] += bounded_loss(loss_value(code, param, zi - steps[j] * ui, yi), clip)
     return out
 
 

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from dpglm._kernels.elementwise import SMALLEST_NORMAL, factor_below
+from dpglm._kernels.elementwise import SMALLEST_NORMAL, bounded_loss, factor_below
 from dpglm._kernels.full_gradient import add_lipschitz_path
 from dpglm._kernels.jit import kernel
 from dpglm._kernels.stochastic import prox_update
@@ -247,12 +247,9 @@ def multinomial_candidate_losses(z, u, y, steps, clip, out):
     for i in range(z.shape[0]):
         label = int(y[i])
         for j in range(steps.shape[0]):
-            loss = _shifted_loss(z, u, i, steps[j], label)
-            # a NaN loss counts as the bound too (the comparison is false); the loss is
-            # never negative, but its two passes over the scores may round apart (to -inf
-            # where the sum of exponentials underflows): each term stays in [0, clip]
-            loss = loss if loss < clip else clip
-            out[j] += loss if loss > 0.0 else 0.0
+            # the loss reads the largest score twice, and the two passes may round apart
+            # (to -inf where the sum of exponentials underflows)
+            out[j] += bounded_loss(_shifted_loss(z, u, i, steps[j], label), clip)
     return out
 
 
