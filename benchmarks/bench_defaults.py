@@ -88,6 +88,8 @@ RUNS = 5
 SPLIT_SEED = 0
 TIME_LIMIT = 2.0  # seconds, every timed default fit
 PREPROCESSING_PART = "preprocessing"
+#: the report part of a classifier's label selection (its own charge, before the model's)
+LABEL_PART = "label selection"
 
 COLUMNS = ("defaults", "public_bounds")
 
@@ -423,8 +425,16 @@ def _mean_text(cell) -> str:
 
 
 def _share_text(cell) -> str:
-    share = ((cell or {}).get("preprocessing") or {}).get("share")
-    return "n/a" if share is None else f"{share:.0%}"
+    """The ranges' share of the fit's epsilon, and a classifier's label selection's."""
+    spend = (cell or {}).get("preprocessing") or {}
+    share = spend.get("share")
+    if share is None:
+        return "n/a"
+    labels = (spend.get("parts") or {}).get(LABEL_PART)
+    total = spend.get("total_epsilon")
+    if labels is None or not total:
+        return f"{share:.0%}"
+    return f"{share:.0%} + {labels / total:.0%} labels"
 
 
 def _time_text(cell) -> str:

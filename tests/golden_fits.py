@@ -152,7 +152,8 @@ CASES = {
         "logistic", L1(0.001), True, classification=True,
     ),
     "estimator logistic auto": lambda: estimator(
-        DPLogisticRegression(epsilon=1.0, random_state=18), classification=True
+        DPLogisticRegression(epsilon=1.0, random_state=18, classes=[-1.0, 1.0]),
+        classification=True,
     ),
     "estimator lasso auto": lambda: estimator(
         DPLasso(alpha=0.01, epsilon=1.0, feature_bounds=1.0, random_state=19)
@@ -161,7 +162,10 @@ CASES = {
         DPRidge(alpha=0.01, solver="dp-cd", epsilon=1.0, feature_bounds=1.0, random_state=20)
     ),
     "estimator svm dp-scd": lambda: estimator(
-        DPLinearSVC(solver="dp-scd", fit_intercept=False, epsilon=1.0, random_state=21),
+        DPLinearSVC(
+            solver="dp-scd", fit_intercept=False, epsilon=1.0, random_state=21,
+            classes=[-1.0, 1.0],
+        ),
         classification=True,
     ),
 }  # fmt: skip

@@ -59,7 +59,12 @@ def test_fit_on_a_local_cluster_saves_the_in_memory_fit(capsys, parts, tmp_path)
     assert list(model.feature_names_in_) == [f"c{j}" for j in range(P)]
     assert model.privacy_report_.execution == "data-parallel on 3 row chunks across 2 Dask workers"
     whole = load(parts, target="label", task="classification")
-    local = DPLogisticRegression(epsilon=1.0, random_state=3, solver="dp-agd")
+    # the chunks, loaded with their labels (no --classes), hold the label set read when they
+    # were loaded: no label selection, as in the in-memory fit given that set as classes
+    assert any("read from the data" in a for a in model.privacy_report_.assumptions)
+    local = DPLogisticRegression(
+        epsilon=1.0, random_state=3, solver="dp-agd", classes=["no", "yes"]
+    )
     local.fit(whole.X, whole.decode(whole.y))
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-10, atol=1e-12)
     assert json.loads(output.read_text())["classes"] == ["no", "yes"]

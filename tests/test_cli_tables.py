@@ -11,6 +11,7 @@ import pytest
 
 from dpglm.cli import main
 from dpglm.estimators import load_model
+from dpglm.preprocessing.label_sets import label_share
 
 #: the raw UCI adult table (the same file as the datasets' adult_raw_train.csv.gz)
 ADULT = Path(__file__).resolve().parent / "data" / "adult_raw_train.csv.gz"
@@ -91,12 +92,21 @@ def test_fit_on_a_csv_with_text_columns_says_what_the_categories_cost(fitted):
         f"{n_one_hot} columns), target 'label', classes ['no', 'yes']"
     ) in out
     text = " ".join(out.split())
+    # the label set is selected first, at its share; the categories take 10% of the rest
+    share = label_share(3000, 1.0, 1.0 / 3000**2)
+    labels = model.privacy_report_.parts["label selection"]
+    assert 0.99 * share <= labels <= share * (1 + 1e-9)
+    assert (
+        f"label selection: the label set ['no', 'yes'] took epsilon {labels:.3g} of the 1 (on "
+        f"its own; {share:.0%} of the budget); public --classes cost nothing"
+    ) in text
     part = model.privacy_report_.parts["category selection"]
-    assert part == pytest.approx(0.1, rel=1e-3)
+    assert part == pytest.approx(0.1 * (1.0 - share), rel=1e-3)
     assert (
         f"category selection: the values of the 2 text columns took epsilon {part:.3g} of the "
-        "1 (on their own; 10% of the budget)"
+        f"1 (on their own; {0.1 * (1.0 - share):.0%} of the budget)"
     ) in text
+    assert text.index("label selection:") < text.index("category selection:")
     assert f"one-hot encoded into {n_one_hot} columns" in text
     assert "preprocessing: the private ranges" in text
     assert model.privacy_report_.epsilon <= 1.0 + 1e-9
@@ -160,9 +170,9 @@ def test_public_categories_cost_nothing(capsys, mixed_csv, tmp_path):
 
 def test_test_size_holds_out_rows_of_the_table(capsys, mixed_csv, tmp_path):
     status, out, err = call(
-        capsys, "fit", mixed_csv, "--model", "logistic", "--target", "label",
-        "--missing-values", "?", "--test-size", "0.2", "--seed", "0", "-o", tmp_path / "m.json",
-        "-q",
+        capsys, "fit", mixed_csv, "--model", "logistic", "--target", "label", "--classes",
+        "no,yes", "--missing-values", "?", "--test-size", "0.2", "--seed", "0", "-o",
+        tmp_path / "m.json", "-q",
     )  # fmt: skip
     assert status == 0, err
     assert "2400 records (600 more held out)" in out

@@ -29,7 +29,14 @@ def _data(n=2000, p=5, seed=0):
 def test_a_binary_logistic_fit_takes_the_step_matched_to_its_calibrated_noise():
     X, y = _data()
     bounds = 4.0  # public: no preprocessing release, the plan is the solver's alone
-    options = {"epsilon": 2.0, "solver": "dp-sgd", "feature_bounds": bounds, "random_state": 3}
+    # the public label set: no label selection either
+    options = {
+        "epsilon": 2.0,
+        "solver": "dp-sgd",
+        "feature_bounds": bounds,
+        "classes": [0, 1],
+        "random_state": 3,
+    }
     fit = DPLogisticRegression(**options).fit(X, y)
     (training,) = fit.privacy_report_.mechanisms
     batch = training.details["sampling_rate"] * X.shape[0]

@@ -698,7 +698,8 @@ def test_the_estimators_clip_keeps_the_squared_hinge_smooth_on_dense_one_hot_rec
     scores = []
     for seed in range(3):
         kwargs = {"epsilon": 4.0, "solver": "dp-agd", "feature_bounds": bounds}
-        kwargs["random_state"] = seed_of("dense one-hot fit", seed)
+        # the public label set: mechanisms[0] is then the model's gradient, not a label count
+        kwargs |= {"classes": [0, 1], "random_state": seed_of("dense one-hot fit", seed)}
         model = DPLinearSVC(**kwargs).fit(X, y)
         gradient = model.privacy_report_.mechanisms[0]  # sensitivity 2 C_grad
         assert gradient.sensitivity == pytest.approx(2 * 16.0)

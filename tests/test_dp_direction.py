@@ -46,6 +46,10 @@ def _expanded(X, positive, clip, nonnegative):
     return np.concatenate([u_plus, v_plus, u_minus[signed], v_minus[signed]])
 
 
+#: the label set of :func:`_text_like`, public
+LABELS = [-1.0, 1.0]
+
+
 def _text_like(seed, n=600, p=40, density=0.1):
     """Non-negative sparse rows of unit norm; the positives (15 %) use columns 0 to 4 more."""
     rng = np.random.default_rng(seed)
@@ -315,7 +319,11 @@ def test_the_estimator_tells_the_solver_the_scalings_non_negative_columns():
     # public ranges: the first 100 columns may be negative, the others start at 0
     bounds = np.tile([0.0, 1.0], (400, 1))
     bounds[:100, 0] = -1.0
-    model = DPLogisticRegression(epsilon=1.0, feature_bounds=bounds, random_state=0).fit(X, y)
+    # the public label set: the positives (15 % of 300 records) would not pass a private
+    # label selection
+    model = DPLogisticRegression(
+        epsilon=1.0, feature_bounds=bounds, classes=LABELS, random_state=0
+    ).fit(X, y)
     assert model.solver_ == "dp-direction"
     np.testing.assert_array_equal(model.scaling_.nonnegative(), np.arange(400) >= 100)
     assert "300 of 400 columns declared non-negative" in str(model.privacy_report_)
@@ -400,9 +408,11 @@ def test_the_estimators_refuse_the_settings_it_has_not_by_name(params, message):
 @pytest.mark.parametrize("params", [{"passes": 5}, {"step": 0.5}], ids=["passes", "step"])
 def test_auto_keeps_to_an_iterative_solver_when_a_step_or_passes_are_set(params):
     X, y = _text_like(3, n=100, p=200)
-    model = DPLogisticRegression(epsilon=1.0, random_state=0, **params)
+    # the public label set: 100 records are too few to select it privately
+    model = DPLogisticRegression(epsilon=1.0, classes=LABELS, random_state=0, **params)
     assert model.fit(sp.csr_matrix(X), y).solver_ == "dp-gcd"
-    assert DPLogisticRegression(epsilon=1.0).fit(sp.csr_matrix(X), y).solver_ == "dp-direction"
+    default = DPLogisticRegression(epsilon=1.0, classes=LABELS)
+    assert default.fit(sp.csr_matrix(X), y).solver_ == "dp-direction"
 
 
 def test_dplinearsvc_fits_its_squared_hinge_along_the_direction():
@@ -421,5 +431,7 @@ def test_dplinearsvc_fits_its_squared_hinge_along_the_direction():
 
 def test_auto_reads_a_step_given_in_the_solver_options():
     X, y = _text_like(3, n=100, p=200)
-    model = DPLogisticRegression(epsilon=1.0, random_state=0, solver_options={"step": 0.5})
+    model = DPLogisticRegression(
+        epsilon=1.0, classes=LABELS, random_state=0, solver_options={"step": 0.5}
+    )
     assert model.fit(sp.csr_matrix(X), y).solver_ == "dp-gcd"

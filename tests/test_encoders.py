@@ -315,8 +315,11 @@ def test_a_pipeline_with_a_private_estimator_charges_both_to_one_budget():
     budget = PrivacyBudget(3.0, 1e-6)
     model = make_pipeline(
         PrivateOneHotEncoder(budget=budget, missing_values="?", random_state=0),
-        # the encoder's output is 0 or 1: a public bound, fixed before the data
-        DPLogisticRegression(budget=budget, feature_bounds=1.0, random_state=0),
+        # the encoder's output is 0 or 1: a public bound, fixed before the data; the public
+        # label set, so that the model's fit is one charge
+        DPLogisticRegression(
+            budget=budget, feature_bounds=1.0, classes=[False, True], random_state=0
+        ),
     ).fit(X, y)
     labels = [c.label for c in budget.charges]
     assert len(labels) == 2 and labels[0] == "PrivateOneHotEncoder"
@@ -332,7 +335,10 @@ def test_grid_search_clones_the_encoder_and_shares_its_budget():
     budget = PrivacyBudget(30.0, 1e-5)
     pipeline = make_pipeline(
         PrivateOneHotEncoder(budget=budget, missing_values="?", random_state=0),
-        DPLogisticRegression(budget=budget, feature_bounds=1.0, random_state=0),
+        # the public label set: each pipeline's model is one charge
+        DPLogisticRegression(
+            budget=budget, feature_bounds=1.0, classes=[False, True], random_state=0
+        ),
     )
     search = GridSearchCV(pipeline, {"dplogisticregression__alpha": [1e-4, 1e-2]}, cv=2)
     search.fit(X, y)
@@ -370,8 +376,12 @@ def test_a_column_transformer_encodes_the_strings_and_scales_the_numbers():
         ),
         (PrivateStandardScaler(budget=budget, random_state=0), ["age"]),
     )
+    # the public label set: the model's fit is one charge
     model = make_pipeline(
-        columns, DPLogisticRegression(budget=budget, feature_bounds=4.0, random_state=0)
+        columns,
+        DPLogisticRegression(
+            budget=budget, feature_bounds=4.0, classes=[False, True], random_state=0
+        ),
     )
     model.fit(X, y)
     assert len(budget.charges) == 3

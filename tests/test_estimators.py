@@ -34,6 +34,7 @@ from dpglm.estimators import (
 from dpglm.exceptions import BudgetExceededError, DataError, PrivacyLeakWarning
 from dpglm.penalties import L1, L2
 from dpglm.penalties import ElasticNet as ElasticNetPenalty
+from dpglm.preprocessing.label_sets import LabelSelection
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.privacy.report import PrivacyReport
 from dpglm.problem import Problem
@@ -104,6 +105,9 @@ def test_top_level_exports_are_the_estimators():
 def test_auto_solver_follows_the_documented_rule(model, shape, expected):
     X, y = _data(type(model), n=shape[0], p=shape[1])
     model.set_params(feature_bounds=1.0, random_state=0, passes=2)
+    if isinstance(model, CLASSIFIERS):
+        # public: a private selection on 200 records (threshold 96) may keep one label
+        model.set_params(classes=[0, 1])
     model.fit(X, y)
     assert model.solver_ == expected
 
@@ -416,7 +420,8 @@ def test_given_delta_is_used():
     X, y = _regression()
     model = DPRidge(delta=1e-7, feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
     assert model.delta_ == 1e-7 == model.privacy_report_.delta
-    sgd = DPLinearSVC(loss="hinge", delta=1e-8, random_state=0).fit(*_classification())
+    sgd = DPLinearSVC(loss="hinge", delta=1e-8, classes=[0, 1], random_state=0)
+    sgd.fit(*_classification())
     assert sgd.delta_ == 1e-8 == sgd.privacy_report_.delta
 
 
@@ -492,7 +497,8 @@ def test_failed_fit_changes_nothing():
 def test_pickle_keeps_the_budget_object():
     budget = PrivacyBudget(5.0, 1e-5)
     X, y = _classification()
-    model = DPLogisticRegression(budget=budget, feature_bounds=1.0, random_state=0).fit(X, y)
+    model = DPLogisticRegression(budget=budget, classes=[0, 1], feature_bounds=1.0, random_state=0)
+    model.fit(X, y)
     again = pickle.loads(pickle.dumps(model))
     assert again.budget is budget
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
@@ -618,7 +624,9 @@ def test_non_finite_input_is_a_value_error(cls, bad):
     X_bad[7, 1] = bad
     with pytest.raises(ValueError, match=r"(NaN|inf).*row 7"):
         cls(feature_bounds=1.0).fit(X_bad, y)
-    model = cls(feature_bounds=1.0, random_state=0, passes=2).fit(X, y)
+    # public labels: 50 records are too few to select them privately
+    labels = {"classes": [0, 1]} if cls in CLASSIFIERS else {}
+    model = cls(feature_bounds=1.0, random_state=0, passes=2, **labels).fit(X, y)
     with pytest.raises(ValueError, match=r"(NaN|inf).*row 7"):
         model.predict(X_bad)
     y_bad = y.astype(float)
@@ -790,7 +798,7 @@ def test_bounds_smoothness_spends_nothing_on_estimation():
 def test_estimators_fit_and_predict_with_dp_agd():
     X, y = _classification(n=4000, seed=3)
     model = DPLogisticRegression(
-        alpha=1e-3, solver="dp-agd", epsilon=1.0, feature_bounds=1, random_state=0
+        alpha=1e-3, solver="dp-agd", epsilon=1.0, classes=[0, 1], feature_bounds=1, random_state=0
     )
     model.fit(X, y)
     report = model.privacy_report_
@@ -829,18 +837,34 @@ def test_public_classes_fit_a_training_set_that_lacks_one(cls):
         "label set ['no', 'yes'] given as classes (public" in a
         for a in model.privacy_report_.assumptions
     )
-    # both classes present: the same fit as without classes, but nothing read from y
+    # both classes present: public labels cost nothing, and the model takes the whole
+    # target; without them the label set is selected privately at its share first, and the
+    # model is the fit with public labels at the rest of (epsilon, delta)
     X, y = _classification(n=400)
     given = cls(classes=[1, 0], feature_bounds=1.0, random_state=0).fit(X, y)
-    read = cls(feature_bounds=1.0, random_state=0).fit(X, y)
-    assert given.classes_.tolist() == read.classes_.tolist() == [0, 1]
-    np.testing.assert_array_equal(given.coef_, read.coef_)
+    selected = cls(feature_bounds=1.0, random_state=0).fit(X, y)
+    assert given.classes_.tolist() == selected.classes_.tolist() == [0, 1]
+    assert list(given.privacy_report_.parts) == ["training"]
+    assert list(selected.privacy_report_.parts) == ["label selection", "training"]
+    epsilon, delta = LabelSelection.create(400, 1.0, default_delta(400)).rest
+    rest = cls(classes=[1, 0], epsilon=epsilon, delta=delta, feature_bounds=1.0, random_state=0)
+    rest.fit(X, y)
+    np.testing.assert_array_equal(rest.coef_, selected.coef_)
+    assert rest.intercept_ == selected.intercept_
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)
 def test_labels_read_from_the_data_are_stated_in_the_report(cls):
-    X, y = _classification(n=200)
+    # a private fit selects its label set privately, as its report says
+    X, y = _classification(n=400)
     model = cls(feature_bounds=1.0, random_state=0).fit(X, np.where(y == 1, "b", "a"))
+    (line,) = [a for a in model.privacy_report_.assumptions if a.startswith("label set")]
+    assert line.startswith("label set ['a', 'b'] selected privately (25% of epsilon and delta)")
+    assert "read from the data" not in line
+    # a non-private fit (epsilon=inf) reads them from the data, as it reads everything
+    X, y = _classification(n=200)
+    model = cls(epsilon=INF, feature_bounds=1.0, random_state=0)
+    model.fit(X, np.where(y == 1, "b", "a"))
     (line,) = [a for a in model.privacy_report_.assumptions if a.startswith("label set")]
     assert "['a', 'b'] read from the data and released" in line
     assert "only if it is public" in line

@@ -9,6 +9,7 @@ import pytest
 
 from dpglm.estimators import DPLinearRegression, DPLogisticRegression, load_model
 from dpglm.exceptions import DataError, PrivacyLeakWarning, ShapeMismatchError
+from dpglm.preprocessing.label_sets import label_share
 from dpglm.privacy.budget import PrivacyBudget
 
 JOBS = ["clerk", "driver", "nurse", "teacher"]
@@ -43,8 +44,21 @@ def test_a_raw_table_is_fitted_privately_with_only_epsilon(data):
     model = private_fit(X, y)
     report = model.privacy_report_
     assert report.guarantee and 0.98 <= report.epsilon <= 1.0
-    assert set(report.parts) == {"category selection", "preprocessing", "training"}
-    assert 0.09 <= report.parts["category selection"] <= 0.1
+    assert set(report.parts) == {
+        "label selection", "category selection", "preprocessing", "training"
+    }  # fmt: skip
+    # the label set is selected first, at its share; the categories take 10% of the rest
+    share = label_share(20_000, 1.0, 1.0 / 20_000**2)
+    assert 0.99 * share <= report.parts["label selection"] <= share * (1 + 1e-9)
+    categories = 0.1 * (1.0 - share)
+    assert 0.99 * categories <= report.parts["category selection"] <= categories * (1 + 1e-9)
+    assert [m.part for m in report.mechanisms][:4] == [
+        "label selection", "label selection", "category selection", "category selection"
+    ]  # fmt: skip
+    assert any(
+        a.startswith("label set ['no', 'yes'] selected privately (") for a in report.assumptions
+    )
+    assert model.classes_.tolist() == ["no", "yes"]
     assert report.delta <= 1.0 / 20_000**2
     assert model.feature_names_in_.tolist() == ["age", "job", "city"]
     names = model.encoded_feature_names_.tolist()
@@ -94,7 +108,12 @@ def test_a_shared_budget_is_charged_for_the_selection_and_the_model(data):
     X, y = data
     budget = PrivacyBudget(2.0, 1e-6)
     model = private_fit(X, y, epsilon=1.0, budget=budget)
-    assert len(budget.charges) == 2
+    # the categories' selection, the label set's, then the model: three charges
+    assert len(budget.charges) == 3
+    categories, labels, fit = budget.charges
+    assert categories.label == "PrivateOneHotEncoder"
+    assert {e.part for e in labels.plan.events} == {"label selection"}
+    assert "label selection" not in {e.part for e in fit.plan.events}
     assert budget.spent() <= 1.0 + 1e-9
     assert model.privacy_report_.epsilon <= 1.0
 
@@ -168,10 +187,17 @@ def test_the_private_search_selects_the_categories_once_and_searches_the_rest(da
         search.fit(X, y)
     report = search.privacy_report_
     assert report.guarantee and 0.98 <= report.epsilon <= 1.0
-    assert set(report.parts) == {"category selection", "hyperparameter search"}
-    assert len(budget.charges) == 2 and budget.spent() <= 1.0
+    assert set(report.parts) == {"label selection", "category selection", "hyperparameter search"}
+    # the label set is selected once too, at the search level: a charge of its own
+    assert len(budget.charges) == 3 and budget.spent() <= 1.0
+    categories, labels, runs = budget.charges
+    assert categories.label == "PrivateOneHotEncoder"
+    assert {e.part for e in labels.plan.events} == {"label selection"}
+    assert "label selection" not in {e.part for e in runs.plan.events}
+    assert [m.part for m in report.mechanisms][:2] == ["label selection"] * 2
     model = search.best_estimator_
     assert model.privacy_report_ is report
+    assert model.classes_.tolist() == ["no", "yes"]
     assert (
         model.encoded_feature_names_[0] == "age" and "job_<other>" in model.encoded_feature_names_
     )

@@ -19,6 +19,7 @@ from dpglm.datafits import Multinomial
 from dpglm.estimators import DPLinearSVC, DPLogisticRegression, load_model
 from dpglm.exceptions import TargetError
 from dpglm.penalties import L2
+from dpglm.preprocessing.label_sets import LabelSelection, label_share
 from dpglm.privacy.accounting import account
 from dpglm.problem import Problem
 from dpglm.solvers.dp_agd import dp_agd
@@ -205,7 +206,8 @@ def test_multinomial_dp_sgd_one_step_audit_with_an_extreme_canary(variant, monke
 
 def test_logistic_regression_fits_one_multinomial_model_by_default():
     X, y, _ = blobs()
-    model = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    # the public label set: the multinomial fit alone, at the whole epsilon
+    model = DPLogisticRegression(epsilon=1.0, classes=LABELS, random_state=0).fit(X, y)
     assert model.multi_class_ == "multinomial" and model.solver_ == "dp-sgd"
     assert model.classes_.tolist() == LABELS.tolist()
     assert model.coef_.shape == (4, 3) and model.intercept_.shape == (4,)
@@ -236,17 +238,23 @@ def test_one_vs_rest_composes_its_classes_into_the_one_epsilon(cls, solver):
     model = cls(epsilon=2.0, solver=solver, random_state=0).fit(X, y)
     report = model.privacy_report_
     assert model.multi_class_ == "ovr" and model.coef_.shape == (3, 3)
-    assert next(iter(report.parts)) == "preprocessing"
+    # the label set is selected first, at its share of (epsilon, delta); the model is
+    # planned for the labels kept and calibrated at the rest
+    assert list(report.parts)[:2] == ["label selection", "preprocessing"]
+    share = label_share(4000, 2.0, model.delta_)
+    assert 0.99 * share * 2.0 <= report.parts["label selection"] <= share * 2.0 * (1 + 1e-9)
+    rest, rest_delta = (1.0 - share) * 2.0, (1.0 - share) * model.delta_
     # each class is a part of its own (with the solver's own parts inside it, if any)
     assert [p for p in report.parts if p.startswith("class") and "(" not in p] == [
         "class ant", "class bee", "class cat"
     ]  # fmt: skip
-    # one calibration for the whole plan: it meets the target, which K fits at epsilon / K
-    # each would undershoot (composition is sub-additive), and each class is charged alike
-    plan_epsilon = account(model.planned_fit(4000, 3, n_classes=3)[0], report.delta).epsilon
-    assert 1.98 <= report.epsilon <= 2.0 and plan_epsilon <= 2.0
+    # one calibration for the whole plan: it meets the model's target, which K fits at its
+    # epsilon / K each would undershoot (composition is sub-additive), and each class is
+    # charged alike
+    plan_epsilon = account(model.planned_fit(4000, 3, n_classes=3)[0], rest_delta).epsilon
+    assert 1.98 <= report.epsilon <= 2.0 and plan_epsilon <= rest * (1 + 1e-9)
     per_class = [report.parts[f"class {c}"] for c in ("ant", "bee", "cat")]
-    assert per_class[0] == per_class[1] == per_class[2] > 2.0 / 3
+    assert per_class[0] == per_class[1] == per_class[2] > rest / 3
     assert any("one-vs-rest: 3 binary fits" in line for line in report.assumptions)
     assert model.score(X, y) > 0.8
 
@@ -259,7 +267,14 @@ def test_a_multiclass_fit_charges_exactly_its_planned_fit():
         budget = PrivacyBudget(10.0, 1e-3)
         model.set_params(budget=budget, random_state=0).fit(X, y)
         planned, _ = model.planned_fit(2000, 3, n_classes=3)
-        assert budget.charges[0].plan == planned
+        if model.classes is None:
+            # the label selection is charged first, apart; the planned fit is the model's
+            selection, fit = budget.charges
+            assert selection.plan == LabelSelection.create(2000, 1.0, 1.0 / 2000**2).plan.plan
+            assert {e.part for e in selection.plan.events} == {"label selection"}
+        else:
+            (fit,) = budget.charges
+        assert fit.plan == planned
 
 
 def test_planned_fits_say_what_the_number_of_classes_costs():
@@ -346,7 +361,17 @@ def test_a_search_plans_and_fits_more_than_two_classes():
     assert search.best_estimator_.multi_class_ == "ovr"
     assert search.classes_.tolist() == ["ant", "bee", "cat"]
     assert search.best_estimator_.get_params()["classes"] is None
-    lines = search.privacy_report_.assumptions
-    assert any("read from the data and released" in line for line in lines)
+    report = search.privacy_report_
+    lines = report.assumptions
+    # the search selects the label set once, privately, before its runs
+    assert any(
+        line.startswith("label set ['ant', 'bee', 'cat'] selected privately (") for line in lines
+    )
+    assert not any("read from the data and released" in line for line in lines)
     assert not any("given as classes" in line for line in lines)
+    assert list(report.parts) == ["label selection", "hyperparameter search"]
+    assert [m.part for m in report.mechanisms][:2] == ["label selection"] * 2
+    share = label_share(3000, 2.0, search.delta_)
+    assert 0.99 * share * 2.0 <= report.parts["label selection"] <= share * 2.0 * (1 + 1e-9)
+    assert report.epsilon <= 2.0 and report.delta <= search.delta_ * (1 + 1e-12)
     assert search.score(X, y) > 0.7

@@ -80,7 +80,9 @@ def test_readme_python_examples_run_and_print_what_they_claim(monkeypatch):
     assert printed[ledger] == expected and len(expected) == 3
     # private hyperparameter search: which candidate wins is a noisy choice, not printed
     assert output("search = PrivateSearchCV(") == [claimed("print(best in search.candidates_")]
-    assert namespace["search"].privacy_report_.accountant == "rdp"
+    # its label selection first (Gaussian counts, a GDP accountant), then the search's own
+    assert namespace["search"].privacy_report_.accountant == "gdp + rdp (basic composition)"
+    assert "label selection" in namespace["search"].privacy_report_.parts
     # reading data
     data = output("load_bundled(")
     assert data == ["[-1.  1. -1.] ['no' 'yes']", "(569, 30) (1000, 100)"]

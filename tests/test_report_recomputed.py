@@ -6,6 +6,15 @@ count, noise scale, sensitivity, sampling) are turned into dp-accounting events
 here, independently of dpglm's accountants, and composed by dp-accounting
 under the report's own neighbouring relation: PLD when it analyses every
 mechanism, Renyi DP otherwise. The result must meet the target.
+
+A classifier fitted without ``classes=`` first selects its label set privately
+(Gaussian noise on the label counts, L2 sensitivity ``sqrt(2)`` under
+replace-one, then a threshold that lets the label of a single record pass with
+probability at most its fixed delta), at its share of ``(epsilon, delta)``,
+and fits the model at the rest. The two are composed by basic composition
+(the model's plan depends on the labels kept), and so they are recomputed
+here: each part by dp-accounting at its own delta, less the threshold's fixed
+delta, and the two epsilons added.
 """
 
 import math
@@ -21,9 +30,14 @@ from dpglm.estimators import (
     DPLogisticRegression,
     DPRidge,
 )
+from dpglm.preprocessing.label_sets import label_share
 
 EPSILON = 1.0
 N, P = 2000, 6
+#: the part of a classifier's report that selected its label set privately
+LABEL_PART = "label selection"
+#: replace-one moves one record's label: one count loses one and another gains one
+LABEL_SENSITIVITY = math.sqrt(2.0)
 
 
 def data(task):
@@ -120,21 +134,54 @@ def rdp_event_of(mechanism):
     return dp_accounting.SelfComposedDpEvent(one, mechanism.count)
 
 
-def recompute(report):
-    """(epsilon, how) of the report's mechanisms, by dp-accounting alone."""
+def fixed_delta(mechanisms):
+    """The delta the thresholds cost whatever the noise: ``sum count * delta``."""
+    return math.fsum(m.count * m.details["delta"] for m in mechanisms if m.kind == "threshold")
+
+
+def composed(mechanisms, relation, delta):
+    """(epsilon, how) of ``mechanisms`` at ``delta``, by dp-accounting alone.
+
+    A threshold costs its fixed delta and no epsilon: the noisy mechanisms
+    are accounted at ``delta`` less the thresholds' deltas.
+    """
     from dp_accounting.rdp import RdpAccountant
 
-    relation = relation_of(report)
-    plds = [pld_of(m, relation) for m in report.mechanisms]
+    noisy = [m for m in mechanisms if m.kind != "threshold"]
+    delta = delta - fixed_delta(mechanisms)
+    assert noisy and delta > 0, (mechanisms, delta)
+    plds = [pld_of(m, relation) for m in noisy]
     if all(p is not None for p in plds):
         total = plds[0]
         for one in plds[1:]:
             total = total.compose(one)
-        return total.get_epsilon_for_delta(report.delta), "pld"
+        return total.get_epsilon_for_delta(delta), "pld"
     accountant = RdpAccountant(neighboring_relation=relation)
-    for m in report.mechanisms:
+    for m in noisy:
         accountant.compose(rdp_event_of(m))
-    return accountant.get_epsilon(report.delta), "rdp"
+    return accountant.get_epsilon(delta), "rdp"
+
+
+def recompute(report, delta):
+    """(epsilon, how) of the report's mechanisms, by dp-accounting alone.
+
+    ``delta`` is the fit's. A label selection's part is accounted at its
+    share of ``delta`` (the share of ``(epsilon, delta)`` that the public
+    ``n``, ``epsilon`` and ``delta`` give it), the model's part at the rest,
+    and the two epsilons add up (basic composition).
+    """
+    relation = relation_of(report)
+    selection = [m for m in report.mechanisms if m.part == LABEL_PART]
+    if not selection:
+        return composed(report.mechanisms, relation, delta)
+    model = [m for m in report.mechanisms if m.part != LABEL_PART]
+    share = label_share(N, EPSILON, delta)
+    selected, how = composed(selection, relation, share * delta)
+    # the selection's own figure, recomputed from its Gaussian counts and threshold alone
+    assert selected <= share * EPSILON * 1.02, (how, selected, share, report)
+    assert report.parts[LABEL_PART] >= selected - 0.03 * share * EPSILON, (selected, report)
+    fitted, model_how = composed(model, relation, (1.0 - share) * delta)
+    return selected + fitted, f"{how} + {model_how}"
 
 
 @pytest.mark.parametrize(("cls", "solver"), CASES, ids=lambda v: getattr(v, "__name__", v))
@@ -167,13 +214,33 @@ def test_multiclass_fit_epsilon_recomputed_by_dp_accounting(cls, solver):
     check_recomputed(model)
 
 
+def check_label_selection(report):
+    """The label set selected privately: a Gaussian release of the counts, then a threshold,
+    listed first as its own part."""
+    counts, threshold = report.mechanisms[:2]
+    assert counts.part == threshold.part == LABEL_PART
+    assert (counts.kind, threshold.kind) == ("gaussian", "threshold")
+    assert counts.count == threshold.count == 1
+    assert counts.sensitivity == pytest.approx(LABEL_SENSITIVITY, rel=1e-12)
+    assert [m.part for m in report.mechanisms[2:]].count(LABEL_PART) == 0
+    assert 0 < threshold.details["delta"] < report.delta
+    assert next(iter(report.parts)) == LABEL_PART
+    lines = report.assumptions
+    assert any(line.startswith("label set ") and " selected privately (" in line for line in lines)
+
+
 def check_recomputed(model):
     report = model.privacy_report_
     assert report.guarantee and report.neighbouring == "replace_one"
     for m in report.mechanisms:
         if m.kind in ("gaussian", "sampled_gaussian", "laplace"):
             assert 0 < multiplier(m) < math.inf, m
-    recomputed, how = recompute(report)
+    if hasattr(model, "classes_"):
+        check_label_selection(report)
+    # the default delta, 1 / n^2, all of which the fit spends
+    assert model.delta_ == pytest.approx(1.0 / N**2, rel=1e-12)
+    assert report.delta <= model.delta_ and report.delta == pytest.approx(model.delta_)
+    recomputed, how = recompute(report, model.delta_)
     # every mechanism the fit ran, accounted independently, meets the target; and the
     # report's own figure is neither above the target nor far below the recomputed one
     assert recomputed <= EPSILON * 1.02, (how, recomputed, report)

@@ -323,8 +323,11 @@ def test_a_pipeline_with_a_private_estimator_charges_both_to_one_budget():
     budget = PrivacyBudget(5.0, 1e-5)
     model = make_pipeline(
         PrivateStandardScaler(budget=budget, random_state=0),
-        # a public bound on the standardised features, fixed before the data
-        DPLogisticRegression(budget=budget, feature_bounds=4.0, random_state=0),
+        # a public bound on the standardised features, fixed before the data; the public
+        # label set, so that the model's fit is one charge
+        DPLogisticRegression(
+            budget=budget, feature_bounds=4.0, classes=[False, True], random_state=0
+        ),
     ).fit(X, y)
     labels = [c.label for c in budget.charges]
     assert len(labels) == 2 and labels[0] == "PrivateStandardScaler"
@@ -342,7 +345,10 @@ def test_grid_search_clones_the_transformer_and_shares_its_budget():
     budget = PrivacyBudget(30.0, 1e-5)
     pipeline = make_pipeline(
         PrivateStandardScaler(budget=budget, random_state=0),
-        DPLogisticRegression(budget=budget, feature_bounds=4.0, random_state=0),
+        # the public label set: each pipeline's model is one charge
+        DPLogisticRegression(
+            budget=budget, feature_bounds=4.0, classes=[False, True], random_state=0
+        ),
     )
     search = GridSearchCV(pipeline, {"dplogisticregression__alpha": [1e-4, 1e-2]}, cv=2)
     search.fit(X, y)

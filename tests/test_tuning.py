@@ -11,10 +11,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, ParameterGrid
 
 from dpglm.estimators import DPLinearSVC, DPLogisticRegression, DPRidge
-from dpglm.exceptions import BudgetExceededError, PrivacyError, PrivacyLeakWarning
+from dpglm.exceptions import BudgetExceededError, PrivacyError, PrivacyLeakWarning, TargetError
+from dpglm.preprocessing.label_sets import LabelSelection, label_share
 from dpglm.privacy.accounting import account
 from dpglm.privacy.budget import PrivacyBudget
-from dpglm.privacy.events import GaussianEvent, PrivacyPlan, RepeatAndSelectEvent
+from dpglm.privacy.events import GaussianEvent, PrivacyPlan, RepeatAndSelectEvent, ThresholdEvent
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import PrivacyReport
 from dpglm.tuning import (
@@ -30,14 +31,17 @@ X = RNG.uniform(-1, 1, (3000, 3))
 Y_CLASS = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
 Y_REG = X @ np.array([1.0, -0.5, 0.0]) + 0.05 * RNG.standard_normal(3000)
 
+#: the public label set of Y_CLASS: given as classes=, nothing is charged to select it
+PUBLIC = ["no", "yes"]
 #: l1 at alpha = 1 zeroes every coefficient: a constant classifier, accuracy about 0.5
 CLASSIFIER_GRID = {"alpha": [1e-4, 1.0]}
 #: ridge at alpha = 100 shrinks the coefficients to almost 0: squared error about 0.4
 REGRESSOR_GRID = {"alpha": [1e-3, 100.0]}
 
 
-def classifier_search(**kwargs):
-    # shape 1 (geometric): at least one run
+def classifier_search(classes=None, **kwargs):
+    # shape 1 (geometric): at least one run; without classes, the search selects the label
+    # set privately first (its own charge, at its share of the target)
     options = {
         "epsilon": 1.0,
         "delta": 1e-6,
@@ -47,7 +51,7 @@ def classifier_search(**kwargs):
     }
     options.update(kwargs)
     model = DPLogisticRegression(
-        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds"
+        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds", classes=classes
     )
     return PrivateSearchCV(model, CLASSIFIER_GRID, **options)
 
@@ -78,7 +82,8 @@ def regressor_search(**kwargs):
 
 def test_the_whole_search_is_charged_once_and_meets_the_target():
     budget = PrivacyBudget(3.0, 1e-6)
-    search = classifier_search(budget=budget, epsilon=1.0).fit(X, Y_CLASS)
+    # the public label set: no label selection, the search's own charge only
+    search = classifier_search(budget=budget, epsilon=1.0, classes=PUBLIC).fit(X, Y_CLASS)
     (charge,) = budget.charges
     assert 1.0 * (1 - 1e-3) <= charge.epsilon_after <= 1.0
     (event,) = charge.plan.events
@@ -100,14 +105,16 @@ def test_the_whole_search_is_charged_once_and_meets_the_target():
     # the selected model keeps the shared budget: refitting it is charged
     assert search.best_estimator_.budget is budget
     # a second search composes with the first
-    classifier_search(budget=budget, epsilon=1.0, random_state=1).fit(X, Y_CLASS)
+    classifier_search(budget=budget, epsilon=1.0, random_state=1, classes=PUBLIC).fit(X, Y_CLASS)
     assert len(budget.charges) == 2 and budget.spent() < 2.0
 
 
 def test_the_estimator_budget_is_charged_when_the_search_has_none():
     budget = PrivacyBudget(2.0, 1e-6)
     search = PrivateSearchCV(
-        DPLogisticRegression(penalty="l1", solver="dp-gcd", feature_bounds=1.0, budget=budget),
+        DPLogisticRegression(
+            penalty="l1", solver="dp-gcd", feature_bounds=1.0, budget=budget, classes=PUBLIC
+        ),
         CLASSIFIER_GRID,
         epsilon=1.0,
         delta=1e-6,
@@ -128,10 +135,51 @@ def test_the_estimator_budget_is_charged_when_the_search_has_none():
 
 def test_an_unaffordable_search_is_refused_before_anything_runs():
     budget = PrivacyBudget(0.5, 1e-6)
-    search = classifier_search(budget=budget, epsilon=1.0)
+    # the public label set: no label selection is charged before the search's refusal
+    search = classifier_search(budget=budget, epsilon=1.0, classes=PUBLIC)
     with pytest.raises(BudgetExceededError):
         search.fit(X, Y_CLASS)
     assert budget.charges == () and not hasattr(search, "best_estimator_")
+
+
+def test_a_classifier_search_without_classes_selects_the_label_set_first():
+    budget = PrivacyBudget(3.0, 1e-6)
+    search = classifier_search(budget=budget, epsilon=1.0).fit(X, Y_CLASS)
+    expected = LabelSelection.create(3000, 1.0, 1e-6)
+    share = expected.share.value
+    assert share == label_share(3000, 1.0, 1e-6)
+    # two charges: the label selection's, at its share of the target, then the search's
+    selection, charge = budget.charges
+    assert selection.plan == expected.plan.plan
+    assert [type(e) for e in selection.plan.events] == [GaussianEvent, ThresholdEvent]
+    assert [e.part for e in selection.plan.events] == ["label selection"] * 2
+    assert selection.epsilon_after <= share * 1.0
+    (event,) = charge.plan.events
+    assert isinstance(event, RepeatAndSelectEvent)
+    assert event.mean == 4.0 and event.shape == 1.0
+    # one report: the selection as its own part, first; epsilons and deltas add up to the
+    # search's target
+    report = search.privacy_report_
+    assert [(m.kind, m.part) for m in report.mechanisms] == [
+        ("gaussian", "label selection"),
+        ("threshold", "label selection"),
+        ("repeat_and_select", "hyperparameter search"),
+    ]
+    assert set(report.parts) == {"label selection", "hyperparameter search"}
+    assert 0.999 * share <= report.parts["label selection"] <= share
+    assert 0.999 * (1 - share) <= report.parts["hyperparameter search"] <= 1 - share
+    assert report.epsilon == pytest.approx(math.fsum(report.parts.values()), rel=1e-12)
+    assert 1.0 * (1 - 1e-3) <= report.epsilon <= 1.0
+    assert report.delta == pytest.approx(1e-6, rel=1e-9) and report.delta <= 1e-6
+    assert search.delta_ == report.delta and report.guarantee
+    assert any(
+        a.startswith("label set ['no', 'yes'] selected privately (") for a in report.assumptions
+    )
+    assert not any("read from the data" in a for a in report.assumptions)
+    # the runs fit the kept labels, at the rest; the selected model carries the whole report
+    assert search.classes_.tolist() == PUBLIC
+    assert search.best_estimator_.classes_.tolist() == PUBLIC
+    assert search.best_estimator_.privacy_report_ == report
 
 
 def test_plain_grid_search_charges_every_fit():
@@ -198,8 +246,11 @@ def test_candidates_with_different_plans_are_all_accounted():
 def test_searches_with_dp_sgd_are_replace_one():
     """DP-SGD's Poisson sampling is accounted for replace-one neighbours, like every fit."""
     budget = PrivacyBudget(2.0, 1e-6)
+    # the public label set: the search and the fit below are one charge each
     search = PrivateSearchCV(
-        DPLinearSVC(loss="hinge", solver="dp-sgd", batch_size=64, feature_bounds=1.0),
+        DPLinearSVC(
+            loss="hinge", solver="dp-sgd", batch_size=64, feature_bounds=1.0, classes=PUBLIC
+        ),
         {"alpha": [1e-4, 1e-3]},
         epsilon=1.0,
         delta=1e-6,
@@ -216,9 +267,9 @@ def test_searches_with_dp_sgd_are_replace_one():
     assert "replace-one neighbours; the number of records is public" in report.assumptions
     assert budget.charges[0].plan.neighbouring == "replace_one"
     # it shares the budget with a coordinate solver's fit, under the same relation
-    DPLinearSVC(loss="squared_hinge", solver="dp-cd", feature_bounds=1.0, epsilon=0.5).set_params(
-        budget=budget
-    ).fit(X, Y_CLASS)
+    DPLinearSVC(
+        loss="squared_hinge", solver="dp-cd", feature_bounds=1.0, epsilon=0.5, classes=PUBLIC
+    ).set_params(budget=budget).fit(X, Y_CLASS)
     assert len(budget.charges) == 2
     assert search.score(X, Y_CLASS) > 0.8
 
@@ -336,7 +387,8 @@ def test_distributions_and_sampled_candidates():
 
 @pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 3.0])
 def test_truncated_negative_binomial_searches(shape):
-    search = classifier_search(shape=shape, mean_repetitions=2.0).fit(X, Y_CLASS)
+    search = classifier_search(shape=shape, mean_repetitions=2.0, classes=PUBLIC)
+    search.fit(X, Y_CLASS)
     (record,) = search.privacy_report_.mechanisms
     assert record.details["shape"] == shape
     assert search.best_estimator_ is not None
@@ -446,8 +498,9 @@ def test_bad_estimators_and_fits_are_refused_before_charging():
             error_bound=4.0,
         ).fit(X, Y_REG)  # fmt: skip
     assert budget.charges == ()
+    # the public label set (3 records are too few to select it privately: refused first)
     with pytest.raises(ValueError, match="need at least 2"):
-        classifier_search(validation_fraction=0.9).fit(X[:3], Y_CLASS[:3])
+        classifier_search(validation_fraction=0.9, classes=PUBLIC).fit(X[:3], Y_CLASS[:3])
 
 
 def test_sklearn_parameters():
@@ -521,7 +574,7 @@ def test_the_selected_model_carries_the_search_report(tmp_path, capsys):
     import dpglm
     from dpglm.cli import main
 
-    search = classifier_search(epsilon=2.0).fit(X, Y_CLASS)
+    search = classifier_search(epsilon=2.0, classes=PUBLIC).fit(X, Y_CLASS)
     report, model = search.privacy_report_, search.best_estimator_
     assert 2.0 * (1 - 1e-3) <= report.epsilon <= 2.0
     # in memory: the whole repeat-and-select plan, its epsilon and parts, not one run's fit
@@ -544,7 +597,8 @@ def test_the_selected_model_carries_the_search_report(tmp_path, capsys):
 
 def test_refitting_the_selected_model_is_charged_as_a_new_fit():
     budget = PrivacyBudget(3.0, 1e-6)
-    search = classifier_search(budget=budget).fit(X, Y_CLASS)
+    # the public label set: the search and the refit are one charge each
+    search = classifier_search(budget=budget, classes=PUBLIC).fit(X, Y_CLASS)
     model = search.best_estimator_
     model.fit(X, Y_CLASS)
     assert len(budget.charges) == 2
@@ -567,7 +621,7 @@ class _FailsOnTheData(DPLogisticRegression):
 def test_a_failed_run_scores_minus_infinity(seed):
     budget = PrivacyBudget(3.0, 1e-6)
     estimator = _FailsOnTheData(
-        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds"
+        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds", classes=PUBLIC
     )
     # Poisson of mean 10: both candidates run with probability 1 - 2 exp(-5) > 98%
     search = PrivateSearchCV(
@@ -585,19 +639,41 @@ def test_a_failed_run_scores_minus_infinity(seed):
 
 
 def test_every_run_failing_selects_nothing():
-    rng = np.random.default_rng(1)
-    X_few = rng.uniform(-1, 1, (300, 3))
-    y = np.array(["no"] * 299 + ["yes"])
     budget = PrivacyBudget(3.0, 1e-6)
-    # 3 training records, all "no" with this seed: every run's fit fails (one class)
-    search = classifier_search(validation_fraction=0.99, budget=budget)
+    # the one candidate fails on the data (not in the dry runs): every run's fit fails
+    estimator = _FailsOnTheData(
+        penalty="l1", solver="dp-gcd", feature_bounds=1.0, smoothness="bounds", classes=PUBLIC
+    )
+    search = PrivateSearchCV(
+        estimator,
+        {"alpha": [1.0]},
+        epsilon=1.0,
+        delta=1e-6,
+        budget=budget,
+        mean_repetitions=4.0,
+        shape=1.0,
+        random_state=0,
+    )
     with pytest.warns(UserWarning, match="nothing was selected.*every run failed"):
-        search.fit(X_few, y)
+        search.fit(X, Y_CLASS)
     assert search.best_estimator_ is None and search.best_params_ is None
     assert math.isnan(search.best_score_) and len(budget.charges) == 1
     with pytest.raises(NotFittedError, match="every run failed"):
-        search.predict(X_few)
-    # with the label set public, the same one-class training split is fitted
+        search.predict(X)
+    rng = np.random.default_rng(1)
+    X_few = rng.uniform(-1, 1, (300, 3))
+    y = np.array(["no"] * 299 + ["yes"])
+    # without classes, the private label selection keeps "no" alone (one record holds
+    # "yes"): the search is refused after the selection's charge, before its own
+    budget = PrivacyBudget(3.0, 1e-6)
+    with pytest.raises(
+        TargetError, match=r"the private label selection kept 1 label\(s\) \['no'\]"
+    ):
+        classifier_search(validation_fraction=0.99, budget=budget).fit(X_few, y)
+    (charge,) = budget.charges
+    assert [e.part for e in charge.plan.events] == ["label selection"] * 2
+    # with the label set public, a one-class training split (3 records, all "no" with
+    # this seed) is fitted
     search = PrivateSearchCV(
         DPLogisticRegression(
             penalty="l1",

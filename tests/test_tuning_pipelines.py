@@ -14,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from dpglm.estimators import DPLogisticRegression, DPRidge
 from dpglm.exceptions import PrivacyLeakWarning
 from dpglm.preprocessing import PrivateClipper, PrivateOneHotEncoder, PrivateStandardScaler
+from dpglm.preprocessing.label_sets import label_share
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.tuning import PrivateSearchCV
 
@@ -45,13 +46,25 @@ def test_one_report_of_the_steps_and_the_search_charged_to_one_budget():
     assert 0.98 * 2.0 <= report.epsilon <= 2.0
     assert report.delta == pytest.approx(1e-6)
     assert report.guarantee and not report.warnings
-    # the steps' share (0.2) as their own part, the search the rest
-    assert set(report.parts) == {"preprocessing", "hyperparameter search"}
+    # the steps' share (0.2) as their own part; of the rest (1.6, 0.8e-6), the label set's
+    # selection (no classes given) takes its share, the search the rest
+    assert set(report.parts) == {"preprocessing", "label selection", "hyperparameter search"}
     assert 0.98 * 0.4 <= report.parts["preprocessing"] <= 0.4
-    assert 0.98 * 1.6 <= report.parts["hyperparameter search"] <= 1.6
+    labels = label_share(20_000, 1.6, 0.8e-6) * 1.6
+    assert 0.98 * labels <= report.parts["label selection"] <= labels
+    assert 0.98 * (1.6 - labels) <= report.parts["hyperparameter search"] <= 1.6 - labels
     assert sum(report.parts.values()) == pytest.approx(report.epsilon)
-    # the scaler's charge, then the search's
-    assert len(budget.charges) == 2
+    parts = [m.part for m in report.mechanisms]
+    assert parts.count("label selection") == 2 and parts.count("hyperparameter search") == 1
+    assert any(
+        a.startswith("label set [False, True] selected privately (") for a in report.assumptions
+    )
+    # the scaler's charge, then the label selection's, then the search's
+    scaler, selection, searched = budget.charges
+    assert scaler.label == "PrivateStandardScaler"
+    assert {e.part for e in scaler.plan.events} == {"preprocessing"}
+    assert [e.part for e in selection.plan.events] == ["label selection"] * 2
+    assert [e.part for e in searched.plan.events] == ["hyperparameter search"]
     assert budget.spent() <= 2.0 + 1e-9
 
 
@@ -96,7 +109,9 @@ def test_steps_nested_in_a_column_transformer_are_found_and_charged():
             ("numbers", PrivateStandardScaler(), ["x"]),
         ]
     )
-    pipeline = make_pipeline(columns, DPLogisticRegression(budget=budget, feature_bounds=4.0))
+    # the public label set: no label selection, the search is one charge
+    model = DPLogisticRegression(budget=budget, feature_bounds=4.0, classes=[False, True])
+    pipeline = make_pipeline(columns, model)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         fitted = search(pipeline).fit(table, y)
@@ -119,8 +134,10 @@ def test_a_non_private_step_is_warned_and_voids_the_guarantee():
 
 
 def test_a_data_free_step_takes_no_share_and_leaks_nothing():
+    # the public label set: no label selection takes a share either
     pipeline = make_pipeline(
-        FunctionTransformer(lambda Z: Z / 100.0), DPLogisticRegression(feature_bounds=1.0)
+        FunctionTransformer(lambda Z: Z / 100.0),
+        DPLogisticRegression(feature_bounds=1.0, classes=[False, True]),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)

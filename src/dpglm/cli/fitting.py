@@ -46,6 +46,8 @@ from dpglm.cli.scoring import (
 )
 from dpglm.cli.tables import csv_value
 from dpglm.cli.text import format_duration, wrap_note
+from dpglm.data.locations import preview
+from dpglm.preprocessing.label_sets import LABEL_PART
 
 #: the exit status of a command whose privacy guarantee does not hold (``--accept-leak``: 0)
 EXIT_NO_GUARANTEE = 3
@@ -301,24 +303,57 @@ def _print_fit(model, data, *, seconds, bounds, held_out=0):
         if isinstance(bounds, str) and bounds == "data":
             print("  leave out --feature-bounds data: the ranges are then estimated privately")
     n_train = data.n_samples - held_out
+    # the share of the budget the selections left for the model (its ranges and training):
+    # the label set's is taken first, the category sets' from the rest
+    left = 1.0 - _label_share(model, n_train)
+    if data.task == "classification" and LABEL_PART in report.parts:
+        line = label_line(report, model.classes_, 1.0 - left)
+        print("  " + wrap_note(line, indent="  "))
     if encoding is not None:
-        print("  " + wrap_note(_category_summary(model), indent="  "))
+        print("  " + wrap_note(_category_summary(model, left), indent="  "))
     preprocessing = report.parts.get("preprocessing")
     if preprocessing is not None:
         from dpglm.estimators.preprocessing import preprocessing_share
 
         if encoding is None:
-            share = preprocessing_share(n_train, data.n_features, model.epsilon)
+            share = left * preprocessing_share(n_train, data.n_features, left * model.epsilon)
         else:
-            # the ranges of the numeric columns only, planned on what the selection left
-            kept = 1.0 - _category_share(model)
+            # the ranges of the numeric columns only, planned on what the selections left
+            left *= 1.0 - _category_share(model)
             estimated = len(encoding.numeric) if bounds is None else 0
-            share = kept * preprocessing_share(n_train, max(estimated, 1), kept * model.epsilon)
+            share = left * preprocessing_share(n_train, max(estimated, 1), left * model.epsilon)
         print("  " + wrap_note(preprocessing_line(report, preprocessing, share), indent="  "))
     if data.task == "classification":
         line = one_vs_rest_line(report, model.classes_)
         if line is not None:
             print("  " + wrap_note(line, indent="  "))
+
+
+def _label_share(model, n_train):
+    """The share of the budget the label selection was planned with (0: none)."""
+    if LABEL_PART not in model.privacy_report_.parts:
+        return 0.0
+    from dpglm.preprocessing.label_sets import label_share
+
+    return label_share(n_train, model.epsilon, model.delta_)
+
+
+def label_line(report, classes, share):
+    """What selecting the label set cost, within the fit's epsilon.
+
+    Examples
+    --------
+    >>> from dpglm.privacy.report import PrivacyReport
+    >>> parts = {"label selection": 0.1, "training": 0.9}
+    >>> report = PrivacyReport(1.0, 1e-9, "replace_one", "pld", parts=parts)
+    >>> print(label_line(report, np.array(["no", "yes"]), 0.1))
+    label selection: the label set ['no', 'yes'] took epsilon 0.1 of the 1 (on its own; 10% of the budget); public --classes cost nothing
+    """  # noqa: E501
+    return (
+        f"label selection: the label set {preview(np.asarray(classes))} took epsilon "
+        f"{report.parts[LABEL_PART]:.3g} of the {report.epsilon:.3g} (on its own; "
+        f"{share:.0%} of the budget); public --classes cost nothing"
+    )
 
 
 def _one_hot_columns(model):
@@ -341,7 +376,7 @@ def _category_share(model):
     return category_share(len(_public_columns(model)), len(text))
 
 
-def _category_summary(model):
+def _category_summary(model, left=1.0):
     """:func:`category_line` of a model fitted on a raw table."""
     from dpglm.estimators.tables import CATEGORY_PART
 
@@ -349,7 +384,7 @@ def _category_summary(model):
     return category_line(
         report,
         report.parts.get(CATEGORY_PART),
-        _category_share(model),
+        left * _category_share(model),
         n_text=len(model.encoding_.categorical),
         n_public=len(_public_columns(model)),
         n_one_hot=_one_hot_columns(model),

@@ -22,6 +22,13 @@ from sklearn.utils.validation import check_is_fitted
 from dpglm.data.frames import is_series
 from dpglm.data.validation import check_not_empty
 from dpglm.estimators.dispatch import SolverDispatch, default_delta
+from dpglm.estimators.labels import (
+    check_affordable,
+    label_selection,
+    select_in_memory,
+    select_on_chunks,
+    with_selection,
+)
 from dpglm.estimators.multiclass import (
     check_class_count,
     check_n_classes,
@@ -240,8 +247,66 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if self._task == "classification":
             check_class_labels(y)
         data = self._load(X, y, public_labels)
-        self._store(self._fit_records(data, epsilon, delta), data, public_labels, feature_names)
+        selection = self._label_selection(data, epsilon, delta, public_labels)
+        if selection is not None:
+            data, selected = select_in_memory(
+                selection, data, budget=self.budget, random_state=self.random_state, name=name
+            )
+            epsilon, delta = selection.rest
+        fitted = self._fit_records(data, epsilon, delta)
+        if selection is not None:
+            fitted = _composed(fitted, with_selection(selected, fitted.report))
+        self._store(fitted, data, _label_source(public_labels, selection), feature_names)
         return self._with_upstream_leaks(upstream)
+
+    def _label_selection(self, data, epsilon, delta, public_labels):
+        """The label selection of a classifier's fit on ``data``, or None; everything the
+        model's fit would refuse for the labels read is refused first (nothing is charged)."""
+        if self._task != "classification" or public_labels is not None or math.isinf(epsilon):
+            return None
+        delta = default_delta(data.n_samples) if delta is None else delta
+        # the model's refusals first (at the whole target: the same as at the rest)
+        self._check_plannable(data, epsilon, delta)
+        name = type(self).__name__
+        selection = label_selection(name, data.n_samples, epsilon, delta, public=None)
+        if self.budget is not None:
+            # a budget that cannot afford the model after the selection is refused before
+            # either is charged (planned for the labels read: one-vs-rest's plan has a
+            # part per kept label, at most as many)
+            sparse = sp.issparse(data.X)
+            n, p, k = data.n_samples, data.n_features, data.labels.n_classes
+            model, _ = self._model_plan(n, p, sparse, k, *selection.rest)
+            check_affordable(self.budget, selection, model, name)
+        return selection
+
+    def _check_chunked(self, n, X, n_classes):
+        """Refuse, before the label selection is charged, a solver that cannot fit these
+        records in row chunks with this many labels."""
+        name = type(self).__name__
+        if n_classes > 2:
+            check_class_count(name, range(n_classes), n)
+        p = len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+        sparse = sp.issparse(getattr(X, "_meta", None))
+        shape, solver, _ = self._strategy(n, p, sparse, n_classes, chunked=True)
+        check_data_parallel(name, solver, shape)
+
+    def _check_plannable(self, data, epsilon, delta, feature_bounds=None):
+        """Refuse, before the label selection is charged, a fit that its model's plan would
+        refuse on these labels (too many classes, a solver that cannot fit this shape)."""
+        n, p = data.n_samples, data.n_features
+        sparse = data.sparse if isinstance(data, ShardedData) else sp.issparse(data.X)
+        n_classes = data.labels.n_classes
+        if n_classes > 2:
+            check_class_count(type(self).__name__, data.labels.classes, n)
+        preprocessing = self._preprocessing(n, p, sparse, epsilon, delta, feature_bounds)
+        chunked = isinstance(data, ShardedData)
+        shape, solver, multi_class = self._strategy(n, p, sparse, n_classes, chunked)
+        if chunked:
+            check_data_parallel(type(self).__name__, solver, shape)
+        copies = n_classes if multi_class == "ovr" else 1
+        plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events, copies=copies)
+        if delta == 0:  # calibrated: the solver's refusal of delta = 0, if it adds Gaussian noise
+            preprocessing.combined(plan, epsilon, delta).calibrated()
 
     def _with_upstream_leaks(self, leaks):
         """``self``, its report listing the leaks of the pipeline steps before it."""
@@ -272,12 +337,24 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if self._task == "classification":
             check_class_labels(y)
         delta = default_delta(len(X)) if delta is None else delta
-        encoding, bounds, rest = select_for(self, X, epsilon, delta, self.random_state)
+        target = (epsilon, delta)
+        selection = None
+        if self._task == "classification":
+            # checked before the category selection is charged
+            selection = label_selection(name, len(X), epsilon, delta, public=public_labels)
+            if selection is not None:
+                target = selection.rest
+        encoding, bounds, rest = select_for(self, X, *target, self.random_state)
         data = self._load(encoding.matrix(X), y, public_labels)
+        selected = None
+        if selection is not None:
+            data, selected = select_in_memory(
+                selection, data, budget=self.budget, random_state=self.random_state, name=name
+            )
         fitted = self._fit_records(data, *rest, feature_bounds=bounds)
         report = composed_report(encoding.encoder.privacy_report_, fitted.report)
-        fitted = dataclasses.replace(fitted, report=report, delta=report.delta)
-        self._store(fitted, data, public_labels, None)
+        fitted = _composed(fitted, with_selection(selected, report))
+        self._store(fitted, data, _label_source(public_labels, selection), None)
         self.n_features_in_ = len(encoding.columns)
         self.feature_names_in_ = np.asarray(encoding.columns, dtype=object)
         self.encoding_ = encoding
@@ -299,14 +376,33 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 f"{name}(feature_bounds=...) with (nan, nan) rows is not taken on records in "
                 "row chunks: give every column's range, or none"
             )
-        data = sharded_data(X, y, task=self._task, classes=public_labels, name=name)
+        labels, selected, source = public_labels, None, _label_source(public_labels, None)
+        if self._task == "classification" and public_labels is None and y is not None:
+            # the labels counted where they live and selected privately before the chunks
+            # are made: the chunks then encode the kept labels
+            y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+
+            def check(n, n_classes):
+                self._check_chunked(n, X, n_classes)
+
+            y, labels, selected, (epsilon, delta) = select_on_chunks(
+                name,
+                y,
+                epsilon,
+                delta,
+                budget=self.budget,
+                random_state=self.random_state,
+                check=check,
+            )
+            source = "selected"
+        data = sharded_data(X, y, task=self._task, classes=labels, name=name)
         try:
             fitted = self._fit_records(data, epsilon, delta)
         finally:
             data.close()
         report = dataclasses.replace(fitted.report, execution=data.execution)
-        fitted = dataclasses.replace(fitted, report=report)
-        self._store(fitted, data, public_labels, data.feature_names)
+        fitted = _composed(fitted, with_selection(selected, report))
+        self._store(fitted, data, source, data.feature_names)
         return self
 
     def _fit_records(self, data, epsilon, delta, feature_bounds=None) -> _Fitted:
@@ -331,14 +427,16 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         w, b, n_iter, report, scaling = fit(data, preprocessing, shape, solver, epsilon, delta)
         return _Fitted(w, b, n_iter, report, scaling, multi_class, solver, epsilon, delta)
 
-    def _store(self, fitted, data, public_labels, feature_names):
-        """Set every learned attribute at once, after a fit that succeeded."""
+    def _store(self, fitted, data, label_source, feature_names):
+        """Set every learned attribute at once, after a fit that succeeded; ``label_source``
+        says where a classifier's label set comes from (:func:`_label_source`)."""
         coef, intercept = fitted.scaling.raw_model(fitted.w, fitted.b)
         report = fitted.report
         n_classes = 2
         if self._task == "classification":
             classes = data.labels.classes
-            report = _with_label_assumption(report, classes, public_labels is not None)
+            if label_source != "selected":  # the selection's report says how it was selected
+                report = _with_label_assumption(report, classes, label_source == "public")
             self.classes_ = np.array(classes)
             self.multi_class_ = fitted.multi_class
             n_classes = len(classes)
@@ -537,7 +635,11 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         The plan is a function of the hyperparameters and of the public shape
         of the data only (``n_samples`` is public: replace-one neighbours), so
         it is known before any record is read: :class:`~dpglm.tuning.PrivateSearchCV`
-        accounts its search with it, and a fit charges exactly this plan.
+        accounts its search with it, and a fit charges exactly this plan. A
+        classifier without ``classes`` selects its label set first, charged
+        apart at its share of ``(epsilon, delta)``
+        (:func:`~dpglm.preprocessing.label_sets.label_share`): this is then the
+        plan of the model, at the rest.
 
         Parameters
         ----------
@@ -576,6 +678,20 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if classes > 2:
             check_class_count(name, range(classes), n_samples)
         delta = default_delta(n_samples) if delta is None else delta
+        if self._task == "classification" and not math.isinf(epsilon):
+            public = self._public_labels()
+            if public is None and delta == 0:
+                # the model's refusal of delta = 0 first, as a fit's
+                self._model_plan(n_samples, n_features, sparse, classes, epsilon, delta)
+            elif public is None:
+                check_feature_bounds(self.feature_bounds, n_features, partial=True)
+            selection = label_selection(name, n_samples, epsilon, delta, public=public)
+            if selection is not None:  # charged apart, first: the model gets the rest
+                epsilon, delta = selection.rest
+        return self._model_plan(n_samples, n_features, sparse, classes, epsilon, delta)
+
+    def _model_plan(self, n_samples, n_features, sparse, classes, epsilon, delta):
+        """:meth:`planned_fit`'s plan of the model (its ranges' release and its solver's)."""
         preprocessing = self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
         shape, _, multi_class = self._strategy(n_samples, n_features, sparse, classes)
         if math.isinf(epsilon):
@@ -682,6 +798,20 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         pathlib.Path
         """
         return save_model(self, path)
+
+
+def _label_source(public_labels, selection) -> str:
+    """Where a fit's label set comes from: ``"public"`` (``classes=``), ``"selected"``
+    privately, or ``"data"`` (read without privacy: ``epsilon=inf``, or chunks that were
+    loaded with their labels)."""
+    if public_labels is not None:
+        return "public"
+    return "data" if selection is None else "selected"
+
+
+def _composed(fitted, report):
+    """``fitted`` with the report of the whole fit (a selection's composed with it)."""
+    return dataclasses.replace(fitted, report=report, delta=report.delta)
 
 
 def _with_label_assumption(report, classes, public):

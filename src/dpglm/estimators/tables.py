@@ -73,6 +73,8 @@ CATEGORY_SHARE = 0.1
 DENSE_LIMIT = 256
 #: the report's name of the category selection's part
 CATEGORY_PART = "category selection"
+#: the suffix of the accountant of a report composed with a selection's
+_BASIC = " (basic composition)"
 
 
 def is_table(X) -> bool:
@@ -533,7 +535,9 @@ def composed_report(selection, model, part=CATEGORY_PART):
     mechanisms = tuple(replace(m, part=part) for m in selection.mechanisms)
     accountant = model.accountant
     if selection.mechanisms:
-        accountant = f"{selection.accountant} + {model.accountant} (basic composition)"
+        # one suffix for a chain of such compositions
+        inner = model.accountant.removesuffix(_BASIC)
+        accountant = f"{selection.accountant} + {inner}{_BASIC}"
     return PrivacyReport(
         epsilon=selection.epsilon + model.epsilon,
         delta=selection.delta + model.delta if selection.mechanisms else model.delta,

@@ -292,6 +292,9 @@ class CategoryPlan:
         delta: float | None = None,
         *,
         accountant: str = "auto",
+        counts_label: str = COUNTS_LABEL,
+        threshold_label: str = THRESHOLD_LABEL,
+        part: str = PART,
     ) -> CategoryPlan:
         """The selection's events, calibrated to ``(epsilon, delta)``, and its threshold.
 
@@ -308,6 +311,11 @@ class CategoryPlan:
             ``None``: ``1 / n_samples**2``. Must be > 0 for a private
             selection; :data:`THRESHOLD_SHARE` of it pays for the threshold.
         accountant : str, default="auto"
+        counts_label, threshold_label : str
+            The report's labels of the counts' release and of the threshold
+            (other selections, e.g. of class labels, name what they count).
+        part : str, default="preprocessing"
+            The report's part of both events.
 
         Examples
         --------
@@ -328,9 +336,9 @@ class CategoryPlan:
         template = PrivacyPlan(
             (
                 GaussianEvent(
-                    noise_multiplier=1.0, sensitivity=sensitivity, label=COUNTS_LABEL, part=PART
+                    noise_multiplier=1.0, sensitivity=sensitivity, label=counts_label, part=part
                 ),
-                ThresholdEvent(delta=THRESHOLD_SHARE.of(delta), label=THRESHOLD_LABEL, part=PART),
+                ThresholdEvent(delta=THRESHOLD_SHARE.of(delta), label=threshold_label, part=part),
             )
         )
         calibrated = calibrate_cached(template, epsilon, delta, accountant).plan

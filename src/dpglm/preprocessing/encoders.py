@@ -24,7 +24,9 @@ Examples
 >>> budget = PrivacyBudget(2.0, 1e-6)
 >>> model = make_pipeline(
 ...     PrivateOneHotEncoder(epsilon=0.5, budget=budget, random_state=0),
-...     DPLogisticRegression(budget=budget, feature_bounds=1.0, random_state=0),
+...     DPLogisticRegression(
+...         budget=budget, feature_bounds=1.0, classes=[False, True], random_state=0
+...     ),
 ... ).fit(X, y)
 >>> len(budget.charges), model.score(X, y) > 0.95
 (2, True)

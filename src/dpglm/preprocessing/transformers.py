@@ -41,7 +41,9 @@ Examples
 >>> budget = PrivacyBudget(4.0, 1e-6)
 >>> model = make_pipeline(
 ...     PrivateStandardScaler(budget=budget, random_state=0),
-...     DPLogisticRegression(budget=budget, feature_bounds=4.0, random_state=0),
+...     DPLogisticRegression(
+...         budget=budget, feature_bounds=4.0, classes=[False, True], random_state=0
+...     ),
 ... ).fit(X, y)
 >>> len(budget.charges), model.score(X, y) > 0.9
 (2, True)

@@ -71,9 +71,11 @@ Examples
 ...     random_state=0,
 ... ).fit(X, y)
 >>> search.privacy_report_.epsilon <= 2.0, search.privacy_report_.accountant
-(True, 'rdp')
+(True, 'gdp + rdp (basic composition)')
+>>> list(search.privacy_report_.parts)  # the label set first, selected privately
+['label selection', 'hyperparameter search']
 >>> round(search.fit_epsilon_, 2), round(search.score_epsilon_, 2)
-(0.81, 0.2)
+(0.76, 0.19)
 >>> search.best_estimator_.score(X, y) > 0.9
 True
 """

@@ -18,6 +18,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 
 from dpglm.estimators.dispatch import default_delta
+from dpglm.estimators.labels import label_selection, select_in_memory, with_selection
 from dpglm.estimators.multiclass import label_assumption
 from dpglm.estimators.tables import categorical_columns, composed_report, select_for
 from dpglm.exceptions import NonNumericColumnError, PlanError
@@ -363,12 +364,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         data = load_data(X, y, task=task, classes=classes)
         n, p = data.n_samples, data.n_features
         n_classes = data.labels.n_classes if settings["classifier"] else None
-        # more than two classes read from the data: every run fits them all (a training
-        # split that lacks one would change a one-vs-rest plan); they are released in
-        # classes_ as a single fit releases them, and the selected model's report says so
-        run_classes = None
-        if classes is None and n_classes is not None and n_classes > 2:
-            run_classes = data.labels.classes.tolist()
+        # without public classes, a private search selects the label set first, at its
+        # share, and every run fits the kept labels (a training split that lacks one would
+        # change a one-vs-rest plan); a non-private one reads more than two classes so
+        run_classes, label_report = None, None
+        if classes is None and n_classes is not None:
+            if not math.isinf(settings["epsilon"]):
+                y, data, label_report, settings = self._selected_labels(data, y, settings)
+                n_classes = data.labels.n_classes
+                run_classes = data.labels.classes.tolist()
+            elif n_classes > 2:
+                run_classes = data.labels.classes.tolist()
+        if run_classes is not None:  # the runs' plans, as the planner accounts them
+            base = clone(base).set_params(classes=run_classes)
         del data
         if sp.issparse(X):
             # rows are taken from it after the charge: in a format that can take them
@@ -477,10 +485,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 for a in model.privacy_report_.assumptions
                 if a not in (SEED_ASSUMPTION, SOURCE_ASSUMPTION)
             )
-            if run_classes is not None:  # the runs' label set was read from the data
+            if run_classes is not None:  # the runs' label set was selected or read
                 given = label_assumption(run_classes, public=True)
-                read = label_assumption(run_classes, public=False)
-                inner_assumptions = tuple(read if a == given else a for a in inner_assumptions)
+                read = () if label_report else (label_assumption(run_classes, public=False),)
+                inner_assumptions = tuple(
+                    b for a in inner_assumptions for b in (read if a == given else (a,))
+                )
         self.privacy_report_ = PrivacyReport.from_plan(
             plan,
             delta,
@@ -507,6 +517,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.n_features_in_ = raw_p
             if raw_names is not None:
                 self.feature_names_in_ = raw_names
+        if label_report is not None:
+            self.privacy_report_ = with_selection(label_report, self.privacy_report_)
+            self.delta_ = self.privacy_report_.delta
         if model is not None:
             # the model is the search's release: it carries the search's report (its run's
             # own report covers one run, not the selection among them), and so does save()
@@ -558,6 +571,28 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         settings = {**settings, "epsilon": rest[0], "selection_delta": delta - rest[1]}
         return encoding.matrix(X), base, encoding, settings
+
+    def _selected_labels(self, data, y, settings):
+        """The label set selected privately at its share of what is left of the search's
+        target, charged to its budget: ``(y, data, report, settings)``, ``y`` and ``data``
+        on the kept labels and the settings taking the rest (its delta added to
+        ``settings["selection_delta"]``)."""
+        name = f"PrivateSearchCV({type(self.estimator).__name__})"
+        n = data.n_samples
+        delta = self._delta(n) - settings.get("selection_delta", 0.0)
+        selection = label_selection(name, n, settings["epsilon"], delta, public=None)
+        data, report = select_in_memory(
+            selection,
+            data,
+            budget=settings["budget"],
+            random_state=self.random_state,
+            name=name,
+        )
+        # the records of a label not kept take the fallback, as in the selected data
+        values = data.decode(data.y)
+        epsilon, rest_delta = selection.rest
+        taken = settings.get("selection_delta", 0.0) + (delta - rest_delta)
+        return values, data, report, {**settings, "epsilon": epsilon, "selection_delta": taken}
 
     def _fit_non_private(self, candidates, delta, budget):
         plan = PrivacyPlan(
