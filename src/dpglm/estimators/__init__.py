@@ -9,9 +9,10 @@ penalty(w)`` with a private solver and keeps the
 
 More than two classes
 ---------------------
-A classifier whose target holds ``K > 2`` labels (or whose public
-``classes`` does) fits them one of two ways, chosen from the solver before
-the data is read (:mod:`~dpglm.estimators.multiclass`):
+A classifier whose label set holds ``K > 2`` labels (its public ``classes``,
+or the labels of ``y`` its private label selection keeps, see
+:mod:`~dpglm.estimators.labels`) fits them one of two ways, chosen from the
+solver and ``K`` (:mod:`~dpglm.estimators.multiclass`):
 
 * **multinomial**: :class:`DPLogisticRegression` with DP-SGD (what
   ``solver="auto"`` picks for ``K > 2``) or DP-AGD fits the softmax loss's

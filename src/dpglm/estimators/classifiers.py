@@ -1,8 +1,11 @@
 """The classifiers (logistic regression, linear SVC) and their labels.
 
 The labels come from the public ``classes`` parameter when it is given (a
-training set may then lack some of them), else they are read from ``y`` (and
-released in ``classes_``, which the report says). Two classes are fitted as
+training set may then lack some of them, and nothing is spent on them), else
+they are selected from ``y`` privately, with a share of the budget
+(:mod:`dpglm.estimators.labels`; the report's part ``"label selection"``):
+a label held by fewer records than the selection's threshold is not released,
+and its records are fitted as the most frequent kept label. Two classes are fitted as
 -1/+1 targets (:class:`~dpglm.data.labels.BinaryLabels`); more, ``K``, as
 class codes (:class:`~dpglm.data.labels.ClassLabels`), by one multinomial fit
 or by ``K`` binary fits one-vs-rest (:mod:`dpglm.estimators.multiclass` says
@@ -54,9 +57,13 @@ _CLASSES_DOC = """
         :class:`~dpglm.exceptions.TargetError` names the first row that does
         not) and may lack some of them: a training set with a single class is
         fitted too, so that whether a fit succeeds does not depend on the data.
-        ``classes_`` is this set, sorted. None: the labels are read from ``y``
-        and released in ``classes_`` and the model file without privacy (the
-        report says so)."""
+        ``classes_`` is this set, sorted, and nothing is spent on it. None:
+        the labels are selected from ``y`` privately, first, with a share of
+        ``(epsilon, delta)`` (:func:`~dpglm.preprocessing.label_sets.label_share`,
+        from 2 % to a quarter) charged apart; the labels held by fewer records
+        than the selection's threshold are not released (their records are
+        fitted as the kept label with the largest noisy count). A fit with
+        ``epsilon=inf`` reads them from ``y`` (the report says so)."""
 
 
 _PENALTIES = ("none", "l2", "l1", "elasticnet")
