@@ -45,9 +45,11 @@ def call(capsys, *args):
     return status, out, err
 
 
-def fit_args(parts, output, *more):
+def fit_args(parts, output, *more, classes=("--classes", "no,yes")):
+    """A cluster fit of the logistic model, given the public label set (the workers read
+    each file's labels: a fit there cannot select them privately)."""
     return ["fit", parts, "--model", "logistic", "--target", "label", "--epsilon", "1",
-            "--seed", "3", "-o", output, "-q", *more]  # fmt: skip
+            "--seed", "3", "-o", output, "-q", *classes, *more]  # fmt: skip
 
 
 def test_fit_on_a_local_cluster_saves_the_in_memory_fit(capsys, parts, tmp_path):
@@ -59,9 +61,8 @@ def test_fit_on_a_local_cluster_saves_the_in_memory_fit(capsys, parts, tmp_path)
     assert list(model.feature_names_in_) == [f"c{j}" for j in range(P)]
     assert model.privacy_report_.execution == "data-parallel on 3 row chunks across 2 Dask workers"
     whole = load(parts, target="label", task="classification")
-    # the chunks, loaded with their labels (no --classes), hold the label set read when they
-    # were loaded: no label selection, as in the in-memory fit given that set as classes
-    assert any("read from the data" in a for a in model.privacy_report_.assumptions)
+    # the chunks hold the public label set they were loaded with, as the in-memory fit
+    assert any("given as classes (public" in a for a in model.privacy_report_.assumptions)
     local = DPLogisticRegression(
         epsilon=1.0, random_state=3, solver="dp-agd", classes=["no", "yes"]
     )
@@ -78,6 +79,9 @@ def test_what_a_cluster_fit_cannot_do_is_refused(capsys, parts, tmp_path):
     assert status == 2 and "--out-of-core applies to a fit on a cluster" in err
     status, _, err = call(capsys, *fit_args(parts, output, "--workers", "2", "--solver", "dp-cd"))
     assert status == 1 and "cannot fit records in row chunks" in err
+    # labels read by the workers cannot be selected privately: refused before any cluster
+    status, _, err = call(capsys, *fit_args(parts, output, "--workers", "2", classes=()))
+    assert status == 1 and "give the public label set with --classes" in err
     assert not output.exists()
 
 

@@ -195,7 +195,28 @@ def test_a_sharded_rows_holds_its_targets():
         with pytest.raises(ValueError, match="pass y=None"):
             DPLinearRegression(epsilon=1.0).fit(rows, y)
         with pytest.raises(Exception, match="task='classification'"):
-            DPLogisticRegression(epsilon=1.0).fit(rows)
+            DPLogisticRegression(epsilon=1.0, classes=[0, 1]).fit(rows)
+
+
+def test_a_sharded_rows_without_public_classes_is_refused_before_any_charge():
+    """Its chunks hold the labels they were loaded with, read from the data."""
+    X, y = raw_data(8, classes=["neg", "pos"])
+    budget = PrivacyBudget(10.0, 1e-3)
+    with ShardedRows.from_array(X, y, chunks=ROWS, task="classification") as rows:
+        with pytest.raises(TargetError, match="cannot select privately: give the public"):
+            DPLogisticRegression(epsilon=1.0, budget=budget).fit(rows)
+        assert budget.charges == ()
+        model = DPLogisticRegression(epsilon=1.0, budget=budget, classes=["neg", "pos"])
+        assert model.fit(rows).classes_.tolist() == ["neg", "pos"]
+
+
+def test_dask_records_that_the_chunks_refuse_are_refused_before_the_label_charge():
+    X, y = raw_data(9, classes=["neg", "pos"])
+    X[234, 1] = np.nan
+    budget = PrivacyBudget(10.0, 1e-3)
+    with pytest.raises(ValueError, match="row 234"):
+        DPLogisticRegression(epsilon=1.0, budget=budget).fit(*chunked(X, y))
+    assert budget.charges == ()
 
 
 # --- on a LocalCluster ----------------------------------------------------------------------

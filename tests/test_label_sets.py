@@ -257,3 +257,59 @@ def test_a_fit_that_leaves_out_many_records_labels_warns_and_says_how_many():
     line = next(a for a in model.privacy_report_.assumptions if a.startswith("label set"))
     coverage = int(line.split("holding about ")[1].split("%")[0])
     assert 65 <= coverage <= 81  # 73 %: the noise on the sum of two counts is 1.1 %
+
+
+def test_the_selection_draws_a_stream_apart_from_every_spawned_child():
+    """A pipeline's private steps take the seed's children 1, 2, ..., the category
+    selection child 0: the label selection's stream is none of them, nor the seed's own."""
+    from dpglm.estimators.labels import label_random_state
+    from dpglm.estimators.tables import child_random_states
+
+    for seed in (0, 7, np.random.SeedSequence(11)):
+        draws = np.random.default_rng(label_random_state(seed)).normal(size=8)
+        others = [np.random.default_rng(s).normal(size=8) for s in child_random_states(seed, 6)]
+        others.append(np.random.default_rng(seed).normal(size=8))
+        assert all(not np.allclose(draws, other) for other in others)
+    again = np.random.SeedSequence(11)
+    label_random_state(again)
+    assert again.n_children_spawned == 0  # a given SeedSequence is not advanced
+
+
+def test_a_table_whose_labels_are_refused_is_refused_before_the_category_charge():
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"x": rng.normal(size=3_000), "city": rng.choice(["a", "b"], 3_000)})
+    budget = PrivacyBudget(10.0, 1e-3)
+    with pytest.raises(TargetError, match="only one class"):
+        DPLogisticRegression(epsilon=1.0, budget=budget).fit(X, np.full(3_000, "yes"))
+    assert budget.charges == ()
+
+
+def test_a_search_over_a_pipeline_reports_no_more_than_its_target():
+    from sklearn.pipeline import make_pipeline
+
+    from dpglm.preprocessing import PrivateStandardScaler
+    from dpglm.tuning import PrivateSearchCV
+
+    X, y = labelled(n=6_000)
+    search = PrivateSearchCV(
+        make_pipeline(PrivateStandardScaler(), DPLogisticRegression(feature_bounds=5.0)),
+        {"dplogisticregression__alpha": [1e-4, 1e-3]},
+        epsilon=2.0,
+        delta=1e-7,
+        random_state=7,
+    ).fit(X, y)
+    report = search.privacy_report_
+    assert report.delta <= 1e-7 and report.epsilon <= 2.0
+    assert "label selection" in report.parts
+
+
+def test_a_budget_too_small_for_dask_records_charges_nothing():
+    da = pytest.importorskip("dask.array")
+    X, y = labelled()
+    budget = PrivacyBudget(0.3, 1e-3)
+    chunks = da.from_array(X, chunks=(5_000, 2)), da.from_array(y, chunks=5_000)
+    with pytest.raises(BudgetExceededError, match="nothing was charged"):
+        DPLogisticRegression(epsilon=1.0, budget=budget).fit(*chunks)
+    assert budget.charges == ()

@@ -213,6 +213,13 @@ def _fit_on_cluster(args, task):
             "--cluster the records stay on the workers: score the model on a held-out file "
             "with `dpglm score`"
         )
+    if task == "classification" and args.classes is None and not math.isinf(args.epsilon):
+        # the workers read each file's labels as they load it: no private selection there
+        raise ValueError(
+            "--workers and --cluster fit a classifier on the labels each worker reads with "
+            "its file, which cannot be selected privately: give the public label set with "
+            "--classes (or fit in this process, without --workers, to select it privately)"
+        )
     budget = open_budget(args.budget, args.dataset) if args.budget else None
     with (
         cluster_client(args.workers, args.cluster) as client,

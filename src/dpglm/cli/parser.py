@@ -235,7 +235,8 @@ def _add_fit(commands):
     )
     scale = fit.add_argument_group(
         "scale out (dask.distributed): each file of DATA is a row chunk, read and kept by a "
-        "worker; the fit runs data-parallel on the chunks (solvers auto, dp-sgd, dp-gcd, dp-agd)"
+        "worker; the fit runs data-parallel on the chunks (solvers auto, dp-sgd, dp-gcd, dp-agd); "
+        "a classifier there needs --classes, the public label set (the workers read the labels)"
     )
     where = scale.add_mutually_exclusive_group()
     where.add_argument(

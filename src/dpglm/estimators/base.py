@@ -340,6 +340,8 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         target = (epsilon, delta)
         selection = None
         if self._task == "classification":
+            # the labels refused as a fit refuses them, before the category selection's charge
+            self._load(np.zeros((len(X), 1)), y, public_labels)
             # checked before the category selection is charged
             selection = label_selection(name, len(X), epsilon, delta, public=public_labels)
             if selection is not None:
@@ -376,14 +378,33 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 f"{name}(feature_bounds=...) with (nan, nan) rows is not taken on records in "
                 "row chunks: give every column's range, or none"
             )
+        from dpglm.distributed import ShardedRows
+
         labels, selected, source = public_labels, None, _label_source(public_labels, None)
-        if self._task == "classification" and public_labels is None and y is not None:
+        select = self._task == "classification" and public_labels is None
+        if select and isinstance(X, ShardedRows) and y is None:
+            raise TargetError(
+                f"{name}: the chunks of a ShardedRows hold the labels they were loaded with, "
+                "read from the data, which a fit cannot select privately: give the public "
+                "label set as classes= (load the chunks with the same classes), or fit a "
+                "Dask array or frame, whose labels are selected privately"
+            )
+        if select and not isinstance(X, ShardedRows) and y is not None:
             # the labels counted where they live and selected privately before the chunks
             # are made: the chunks then encode the kept labels
             y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
 
-            def check(n, n_classes):
+            def check(n, n_classes, selection):
                 self._check_chunked(n, X, n_classes)
+                if self.budget is not None:
+                    p = len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+                    sparse = sp.issparse(getattr(X, "_meta", None))
+                    args = (n, p, sparse, n_classes, *selection.rest)
+                    model, _ = self._model_plan(*args, chunked=True)
+                    check_affordable(self.budget, selection, model, name)
+                if not _chunks_valid(X, n):
+                    # the chunks' own refusal, naming the row, before anything is charged
+                    sharded_data(X, y, task=self._task, classes=None, name=name).close()
 
             y, labels, selected, (epsilon, delta) = select_on_chunks(
                 name,
@@ -690,10 +711,13 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 epsilon, delta = selection.rest
         return self._model_plan(n_samples, n_features, sparse, classes, epsilon, delta)
 
-    def _model_plan(self, n_samples, n_features, sparse, classes, epsilon, delta):
-        """:meth:`planned_fit`'s plan of the model (its ranges' release and its solver's)."""
+    def _model_plan(
+        self, n_samples, n_features, sparse, classes, epsilon, delta, *, chunked=False
+    ):
+        """:meth:`planned_fit`'s plan of the model (its ranges' release and its solver's), on
+        records in memory or in row chunks."""
         preprocessing = self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
-        shape, _, multi_class = self._strategy(n_samples, n_features, sparse, classes)
+        shape, _, multi_class = self._strategy(n_samples, n_features, sparse, classes, chunked)
         if math.isinf(epsilon):
             return self._non_private_plan(), ()
         copies = classes if multi_class == "ovr" else 1
@@ -798,6 +822,19 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         pathlib.Path
         """
         return save_model(self, path)
+
+
+def _chunks_valid(X, n) -> bool:
+    """Whether the Dask features ``X`` have ``n`` rows and only finite entries (dense
+    chunks; sparse ones are checked when they are loaded), in one pass over them."""
+    import dask.array as da
+
+    X = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
+    if X.ndim != 2 or X.shape[0] != n:
+        return False
+    if sp.issparse(getattr(X, "_meta", None)) or X.dtype.kind not in "fiub":
+        return True
+    return bool(da.isfinite(X).all().compute())
 
 
 def _label_source(public_labels, selection) -> str:

@@ -5,8 +5,8 @@ training set may then lack some of them, and nothing is spent on them), else
 they are selected from ``y`` privately, with a share of the budget
 (:mod:`dpglm.estimators.labels`; the report's part ``"label selection"``):
 a label held by fewer records than the selection's threshold is not released,
-and its records are fitted as the most frequent kept label. Two classes are fitted as
--1/+1 targets (:class:`~dpglm.data.labels.BinaryLabels`); more, ``K``, as
+and its records are fitted as the kept label with the largest noisy count. Two
+classes are fitted as -1/+1 targets (:class:`~dpglm.data.labels.BinaryLabels`); more, ``K``, as
 class codes (:class:`~dpglm.data.labels.ClassLabels`), by one multinomial fit
 or by ``K`` binary fits one-vs-rest (:mod:`dpglm.estimators.multiclass` says
 which and what each costs).

@@ -27,7 +27,7 @@ import numpy as np
 
 from dpglm.data.columns import is_missing_scalar
 from dpglm.data.locations import preview
-from dpglm.estimators.tables import child_random_states, composed_report
+from dpglm.estimators.tables import composed_report
 from dpglm.exceptions import BudgetExceededError, NonFiniteValueError, TargetError
 from dpglm.preprocessing.label_sets import LABEL_PART, LabelSelection, relabelled
 
@@ -40,21 +40,34 @@ __all__ = [
     "with_selection",
 ]
 
-#: the child stream of an estimator's seed that draws its label selection's noise (the
-#: first, 0, is the category selection's)
-LABEL_STREAM = 1
+#: the spawn key's last word of the label selection's stream: a tag, not a spawn count, so
+#: that it is apart from every stream spawned from the same seed (the category
+#: selection's child 0, a pipeline's steps' children 1, 2, ...)
+LABEL_STREAM = 0x1ABE15
 
 
 def label_random_state(random_state):
-    """The label selection's seed: a child of ``random_state`` apart from the model's
-    stream and the category selection's.
+    """The label selection's seed: a stream of ``random_state`` apart from the model's and
+    from every child that :func:`~dpglm.estimators.tables.child_random_states` spawns.
+
+    An int or a SeedSequence gives the SeedSequence of the same entropy whose spawn key
+    ends in :data:`LABEL_STREAM` (the given SeedSequence is not advanced); a Generator is
+    shared (its state advances); None stays None (fresh entropy).
 
     Examples
     --------
     >>> label_random_state(3).spawn_key, label_random_state(None)
-    ((1,), None)
+    ((1752597,), None)
     """
-    return child_random_states(random_state, 1, skip=LABEL_STREAM)[0]
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        random_state = np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.SeedSequence(
+            random_state.entropy,
+            spawn_key=(*random_state.spawn_key, LABEL_STREAM),
+            pool_size=random_state.pool_size,
+        )
+    return random_state
 
 
 def label_selection(name, n_samples, epsilon, delta, *, public):
@@ -134,8 +147,8 @@ def select_on_chunks(name, y, epsilon, delta, *, budget, random_state, check):
     budget : PrivacyBudget or None
     random_state : None, int, SeedSequence or Generator
     check : callable
-        Called with the number of records and of labels read, before the
-        charge: it refuses what the model's fit would refuse.
+        Called with the number of records, of labels read and the selection,
+        before the charge: it refuses what the model's fit would refuse.
 
     Returns
     -------
@@ -171,7 +184,7 @@ def select_on_chunks(name, y, epsilon, delta, *, budget, random_state, check):
         )
     n = int(np.sum(counts))
     selection = label_selection(name, n, epsilon, delta, public=None)
-    check(n, len(values))
+    check(n, len(values), selection)
     kept, report = selection.select(
         values,
         counts,

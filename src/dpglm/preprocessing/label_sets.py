@@ -71,7 +71,7 @@ from dpglm.data.locations import preview
 from dpglm.exceptions import TargetError
 from dpglm.preprocessing.categories import CategoryPlan
 from dpglm.privacy.spending import spend
-from dpglm.privacy.targets import Share
+from dpglm.privacy.targets import Share, left_after
 
 __all__ = [
     "COUNTS_LABEL",
@@ -229,7 +229,7 @@ class LabelSelection:
     def rest(self) -> tuple:
         """``(epsilon, delta)`` left for the model: what the selection's own leaves of the
         target, rounded down so that the two add up to no more than it in floating point."""
-        return _left(self.target[0], self.epsilon), _left(self.target[1], self.delta)
+        return left_after(self.target[0], self.epsilon), left_after(self.target[1], self.delta)
 
     def check_feasible(self, name: str) -> None:
         """Refuse, before anything is charged, a fit whose selection cannot keep two labels.
@@ -367,20 +367,6 @@ class LabelSelection:
             f"{np.asarray(kept.fallback).item()!r}, the kept label of the largest noisy count"
         )
         return replace(report, assumptions=(*report.assumptions, line))
-
-
-def _left(total: float, part: float) -> float:
-    """The largest ``rest`` with ``part + rest <= total`` in floating point.
-
-    Examples
-    --------
-    >>> 0.1 * 2.5e-09 + 0.9 * 2.5e-09 > 2.5e-09, 0.1 * 2.5e-09 + _left(2.5e-09, 0.1 * 2.5e-09)
-    (True, 2.5e-09)
-    """
-    rest = total - part
-    while rest > 0 and part + rest > total:
-        rest = float(np.nextafter(rest, 0.0))
-    return rest
 
 
 def class_counts(data) -> np.ndarray:

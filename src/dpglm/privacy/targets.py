@@ -39,6 +39,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_privacy_target",
+    "left_after",
     "zero_delta_message",
 ]
 
@@ -203,6 +204,24 @@ def zero_delta_message(reason: str, *, owner: str = "", what: str = "fit") -> st
         "e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: "
         "leave delta=None)"
     )
+
+
+def left_after(total: float, part: float) -> float:
+    """The largest ``rest`` with ``part + rest <= total`` in floating point: what a release of
+    ``part`` leaves of a budget ``total`` for the releases after it, so that their basic
+    composition never rounds above it.
+
+    Examples
+    --------
+    >>> 0.1 * 2.5e-09 + 0.9 * 2.5e-09 > 2.5e-09
+    True
+    >>> 0.1 * 2.5e-09 + left_after(2.5e-09, 0.1 * 2.5e-09) <= 2.5e-09
+    True
+    """
+    rest = total - part
+    while rest > 0 and part + rest > total:
+        rest = math.nextafter(rest, 0.0)
+    return rest
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.releases import Release
 from dpglm.privacy.report import PrivacyReport, collect_privacy_warnings
 from dpglm.privacy.spending import SEED_ASSUMPTION, SOURCE_ASSUMPTION, seed_assumptions
-from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.privacy.targets import Share, check_privacy_target, left_after
 from dpglm.tuning.pipelines import (
     DEFAULT_STEPS_SHARE,
     final_candidates,
@@ -351,6 +351,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         candidates = self._candidates(source)
         step, base = final_step(self.estimator)
         encoding, steps, run_params = None, None, candidates
+        private = not math.isinf(settings["epsilon"])
+        if settings["classifier"] and private and base.get_params().get("classes") is None:
+            # too few records for the label selection even at the whole target: refused
+            # before the steps or the category sets are charged
+            n_rows = np.shape(X)[0]
+            _split_sizes(n_rows, settings["fraction"])  # its refusal first, as before
+            name = f"PrivateSearchCV({type(base).__name__})"
+            label_selection(name, n_rows, settings["epsilon"], self._delta(n_rows), public=None)
         if step is not None:
             # a pipeline's steps first, once, at their share; the search on their output
             run_params = final_candidates(candidates, step)
@@ -382,7 +390,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             # rows are taken from it after the charge: in a format that can take them
             X = X.tocsr()
         delta = self._delta(n)
-        delta -= settings.get("selection_delta", 0.0)
+        # what the selections before the search (steps, categories, labels) left of delta,
+        # a few units in the last place below it: the composed report adds their deltas
+        # in another order, which may round up
+        delta = left_after(delta, settings.get("selection_delta", 0.0))
+        for _ in range(_ROUNDING_ULPS):
+            delta = math.nextafter(delta, 0.0)
         n_val, n_train = _split_sizes(n, settings["fraction"])
         shape_info = (n_train, p, settings["classifier"], sp.issparse(X), n_classes)
         budget = settings["budget"]
@@ -681,6 +694,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def score(self, X, y):
         """The selected model's own ``score`` (R^2 or accuracy) on ``(X, y)``, not private."""
         return self._selected().score(X, y)
+
+
+#: how many units in the last place a search's delta stays below what its selections left
+_ROUNDING_ULPS = 8
 
 
 def _split_sizes(n, fraction):
