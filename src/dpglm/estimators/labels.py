@@ -6,10 +6,10 @@ Without ``classes=``, a classifier's fit selects the labels it releases
 first; the model is planned and fitted at the rest, on the kept labels
 (the records of a label not kept take the fallback label). Public labels
 (``classes=``) cost nothing; a non-private fit (``epsilon=inf``) reads them
-from the data, as it reads everything; records in row chunks that were
-loaded with their labels (a :class:`~dpglm.distributed.ShardedRows` built
-without ``classes``) hold a label set read when they were loaded, which the
-report says.
+from the data, as it reads everything. Records in row chunks that were loaded
+with their labels (a :class:`~dpglm.distributed.ShardedRows`) hold a label
+set read by the workers, which no fit can select privately: the estimators
+refuse them without ``classes``.
 
 Examples
 --------
