@@ -279,34 +279,25 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             check_affordable(self.budget, selection, model, name)
         return selection
 
-    def _check_chunked(self, n, X, n_classes):
+    def _check_chunked(self, n, p, sparse, n_classes):
         """Refuse, before the label selection is charged, a solver that cannot fit these
         records in row chunks with this many labels."""
         name = type(self).__name__
         if n_classes > 2:
             check_class_count(name, range(n_classes), n)
-        p = len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-        sparse = sp.issparse(getattr(X, "_meta", None))
         shape, solver, _ = self._strategy(n, p, sparse, n_classes, chunked=True)
         check_data_parallel(name, solver, shape)
 
-    def _check_plannable(self, data, epsilon, delta, feature_bounds=None):
-        """Refuse, before the label selection is charged, a fit that its model's plan would
-        refuse on these labels (too many classes, a solver that cannot fit this shape)."""
-        n, p = data.n_samples, data.n_features
-        sparse = data.sparse if isinstance(data, ShardedData) else sp.issparse(data.X)
-        n_classes = data.labels.n_classes
+    def _check_plannable(self, data, epsilon, delta):
+        """Refuse, before the label selection is charged, a fit of records in memory that its
+        model's plan would refuse on these labels (too many classes, a solver that cannot fit
+        this shape, ``delta = 0`` with Gaussian noise)."""
+        n, p, n_classes = data.n_samples, data.n_features, data.labels.n_classes
         if n_classes > 2:
             check_class_count(type(self).__name__, data.labels.classes, n)
-        preprocessing = self._preprocessing(n, p, sparse, epsilon, delta, feature_bounds)
-        chunked = isinstance(data, ShardedData)
-        shape, solver, multi_class = self._strategy(n, p, sparse, n_classes, chunked)
-        if chunked:
-            check_data_parallel(type(self).__name__, solver, shape)
-        copies = n_classes if multi_class == "ovr" else 1
-        plan = self._private_fit_plan(shape, epsilon, delta, preprocessing.events, copies=copies)
+        template = self._model_template(n, p, sp.issparse(data.X), n_classes, epsilon, delta)
         if delta == 0:  # calibrated: the solver's refusal of delta = 0, if it adds Gaussian noise
-            preprocessing.combined(plan, epsilon, delta).calibrated()
+            template.calibrated()
 
     def _with_upstream_leaks(self, leaks):
         """``self``, its report listing the leaks of the pipeline steps before it."""
@@ -395,10 +386,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
 
             def check(n, n_classes, selection):
-                self._check_chunked(n, X, n_classes)
+                p = len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+                sparse = sp.issparse(getattr(X, "_meta", None))
+                self._check_chunked(n, p, sparse, n_classes)
                 if self.budget is not None:
-                    p = len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-                    sparse = sp.issparse(getattr(X, "_meta", None))
                     args = (n, p, sparse, n_classes, *selection.rest)
                     model, _ = self._model_plan(*args, chunked=True)
                     check_affordable(self.budget, selection, model, name)
@@ -715,11 +706,23 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         self, n_samples, n_features, sparse, classes, epsilon, delta, *, chunked=False
     ):
         """:meth:`planned_fit`'s plan of the model (its ranges' release and its solver's), on
-        records in memory or in row chunks."""
+        records in memory or in row chunks, calibrated, and its leak warnings."""
+        if math.isinf(epsilon):
+            # checked as a private fit's would be
+            self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
+            self._strategy(n_samples, n_features, sparse, classes, chunked)
+            return self._non_private_plan(), ()
+        args = (n_samples, n_features, sparse, classes, epsilon, delta)
+        plan = self._model_template(*args, chunked=chunked)
+        return plan.calibrated(), plan.leaks
+
+    def _model_template(
+        self, n_samples, n_features, sparse, classes, epsilon, delta, *, chunked=False
+    ):
+        """The model's plan at a finite ``epsilon``, not yet calibrated: its ranges' release
+        and its solver's (one copy per class of a one-vs-rest fit)."""
         preprocessing = self._preprocessing(n_samples, n_features, sparse, epsilon, delta)
         shape, _, multi_class = self._strategy(n_samples, n_features, sparse, classes, chunked)
-        if math.isinf(epsilon):
-            return self._non_private_plan(), ()
         copies = classes if multi_class == "ovr" else 1
         solver_plan = self._private_fit_plan(
             shape, epsilon, delta, preprocessing.events, copies=copies
@@ -729,8 +732,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             public = self._public_labels()
             names = range(classes) if public is None else public.classes
             solver_plan = repeated(solver_plan, class_parts(names))
-        plan = preprocessing.combined(solver_plan, epsilon, delta)
-        return plan.calibrated(), plan.leaks
+        return preprocessing.combined(solver_plan, epsilon, delta)
 
     def _class_count(self, n_classes):
         """The number of classes a planned fit sees: given, or the public ``classes``, or 2."""
@@ -839,8 +841,7 @@ def _chunks_valid(X, n) -> bool:
 
 def _label_source(public_labels, selection) -> str:
     """Where a fit's label set comes from: ``"public"`` (``classes=``), ``"selected"``
-    privately, or ``"data"`` (read without privacy: ``epsilon=inf``, or chunks that were
-    loaded with their labels)."""
+    privately, or ``"data"`` (read without privacy: ``epsilon=inf``)."""
     if public_labels is not None:
         return "public"
     return "data" if selection is None else "selected"

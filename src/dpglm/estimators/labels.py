@@ -27,6 +27,7 @@ import numpy as np
 
 from dpglm.data.columns import is_missing_scalar
 from dpglm.data.locations import preview
+from dpglm.estimators.dispatch import default_delta
 from dpglm.estimators.tables import composed_report
 from dpglm.exceptions import BudgetExceededError, NonFiniteValueError, TargetError
 from dpglm.preprocessing.label_sets import LABEL_PART, LabelSelection, relabelled
@@ -93,8 +94,7 @@ def label_selection(name, n_samples, epsilon, delta, *, public):
     """
     if public is not None or math.isinf(epsilon):
         return None
-    if delta is None:
-        delta = 1.0 / float(n_samples) ** 2
+    delta = default_delta(n_samples) if delta is None else delta
     if delta == 0:
         raise ValueError(
             f"{name}(delta=0) cannot select its label set privately: the selection adds "

@@ -275,10 +275,13 @@ class LabelSelection:
         """
         values = np.asarray(values)
         plan = self.plan
-        noisy = plan.noisy_counts([dict(zip(range(len(values)), counts, strict=True))], release)
-        positions, noisy_counts = noisy[0]
+        # one column of counts, keyed by position: the noisy counts are in the values' order
+        counted = dict(enumerate(counts))
+        if len(counted) != len(values):
+            raise ValueError(f"{len(values)} labels but {len(counted)} counts")
+        ((_, noisy_counts),) = plan.noisy_counts([counted], release)
         above = noisy_counts > plan.threshold
-        kept = values[np.asarray(positions[above], dtype=np.intp)]
+        kept = values[above]
         if len(kept) < 2:
             raise TargetError(
                 f"{name}: the private label selection kept {len(kept)} label(s) "
@@ -287,7 +290,7 @@ class LabelSelection:
                 f"budget (epsilon {self.epsilon:.3g}) is spent. Give the public label set "
                 "as classes= (free), or a larger epsilon"
             )
-        fallback = values[int(positions[int(np.argmax(noisy_counts))])]
+        fallback = values[int(np.argmax(noisy_counts))]
         coverage = min(1.0, max(0.0, float(np.sum(noisy_counts[above])) / plan.n_samples))
         return KeptLabels(ClassLabels.of(kept), fallback, coverage)
 

@@ -1019,8 +1019,7 @@ def estimator_clip(shape, batch_size=None) -> float:
     """
     if shape.datafit.name != "squared_hinge":
         return DEFAULT_CLIP
-    coords = shape.n_features + int(shape.fit_intercept)
-    return min(2.0 * math.sqrt(coords), SQUARED_HINGE_MAX_CLIP)
+    return min(2.0 * math.sqrt(shape.n_coords), SQUARED_HINGE_MAX_CLIP)
 
 
 SOLVER = Solver(

@@ -352,13 +352,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         step, base = final_step(self.estimator)
         encoding, steps, run_params = None, None, candidates
         private = not math.isinf(settings["epsilon"])
-        if settings["classifier"] and private and base.get_params().get("classes") is None:
+        selects = settings["classifier"] and private and base.get_params().get("classes") is None
+        if selects:
             # too few records for the label selection even at the whole target: refused
             # before the steps or the category sets are charged
             n_rows = np.shape(X)[0]
             _split_sizes(n_rows, settings["fraction"])  # its refusal first, as before
-            name = f"PrivateSearchCV({type(base).__name__})"
-            label_selection(name, n_rows, settings["epsilon"], self._delta(n_rows), public=None)
+            label_selection(
+                self._label_name(), n_rows, settings["epsilon"], self._delta(n_rows), public=None
+            )
         if step is not None:
             # a pipeline's steps first, once, at their share; the search on their output
             run_params = final_candidates(candidates, step)
@@ -376,13 +378,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # share, and every run fits the kept labels (a training split that lacks one would
         # change a one-vs-rest plan); a non-private one reads more than two classes so
         run_classes, label_report = None, None
-        if classes is None and n_classes is not None:
-            if not math.isinf(settings["epsilon"]):
-                y, data, label_report, settings = self._selected_labels(data, y, settings)
-                n_classes = data.labels.n_classes
-                run_classes = data.labels.classes.tolist()
-            elif n_classes > 2:
-                run_classes = data.labels.classes.tolist()
+        if selects:
+            y, data, label_report, settings = self._selected_labels(data, settings)
+            n_classes = data.labels.n_classes
+            run_classes = data.labels.classes.tolist()
+        elif classes is None and n_classes is not None and n_classes > 2:
+            run_classes = data.labels.classes.tolist()
         if run_classes is not None:  # the runs' plans, as the planner accounts them
             base = clone(base).set_params(classes=run_classes)
         del data
@@ -585,12 +586,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         settings = {**settings, "epsilon": rest[0], "selection_delta": delta - rest[1]}
         return encoding.matrix(X), base, encoding, settings
 
-    def _selected_labels(self, data, y, settings):
+    def _label_name(self):
+        """How the label selection names the search, in the ledger and in messages."""
+        return f"PrivateSearchCV({type(self.estimator).__name__})"
+
+    def _selected_labels(self, data, settings):
         """The label set selected privately at its share of what is left of the search's
         target, charged to its budget: ``(y, data, report, settings)``, ``y`` and ``data``
         on the kept labels and the settings taking the rest (its delta added to
         ``settings["selection_delta"]``)."""
-        name = f"PrivateSearchCV({type(self.estimator).__name__})"
+        name = self._label_name()
         n = data.n_samples
         delta = self._delta(n) - settings.get("selection_delta", 0.0)
         selection = label_selection(name, n, settings["epsilon"], delta, public=None)
