@@ -18,7 +18,12 @@ import scipy.sparse as sp
 from dpglm.data import load
 from dpglm.distributed import ChunkLostError, ShardedProblem, ShardedRows
 from dpglm.distributed.sharded import ChunkFailedError, chunk_op
-from dpglm.exceptions import NonFiniteValueError, PrivacyLeakWarning, TargetError
+from dpglm.exceptions import (
+    NonFiniteValueError,
+    PrivacyLeakWarning,
+    TargetError,
+    UnreadableFileError,
+)
 from dpglm.penalties import L1, L2
 from dpglm.privacy.budget import PrivacyBudget
 from dpglm.problem import Problem
@@ -214,8 +219,13 @@ def test_smoothness_from_the_raw_data_warns_as_in_memory():
 def test_bad_records_are_named_with_their_chunk():
     X, y = make_data(seed_of("bad"), n=30, p=3)
     X[17, 1] = np.nan
-    with pytest.raises(NonFiniteValueError, match=r"chunk 1 \(rows 10-19\):.*row 7"):
+    # the row is named by its place in the whole, as the chunk is
+    with pytest.raises(NonFiniteValueError, match=r"chunk 1 \(rows 10-19\):.* at row 17;"):
         ShardedRows.from_array(X, y, chunks=10)
+    import dask.array as da
+
+    with pytest.raises(NonFiniteValueError, match=r"chunk 1 \(rows 10-19\):.* at row 17;"):
+        ShardedRows.from_dask_array(da.from_array(X, chunks=(10, 3)), da.from_array(y, 10))
     X[17, 1] = 0.0
     y[25] = 0.0  # not a -1/+1 label
     labels = np.where(y > np.median(y), 1.0, -1.0)
@@ -413,3 +423,18 @@ def test_a_worker_lost_mid_run_names_the_chunk_and_the_iteration(client, monkeyp
         fit = dp_gcd(prob, **kwargs)
     local = dp_gcd(Problem(X, y, datafit, penalty, fit_intercept=intercept), **kwargs)
     assert_same_fit(local, fit)
+
+
+def test_a_file_list_reads_libsvm_files_with_one_base(tmp_path):
+    """Each worker reads its own file: "auto" reads them all 1-based, not each by its own
+    indices (a file that happens to hold index 0 would be read shifted against the others)."""
+    (tmp_path / "a.svm").write_text("1 1:2 2:1\n-1 2:3\n")
+    (tmp_path / "b.svm").write_text("1 2:1\n-1 0:7 1:1\n")
+    paths = [tmp_path / "a.svm", tmp_path / "b.svm"]
+    with pytest.raises(UnreadableFileError, match=r"chunk 1 .*row 1 \(line 2 of b\.svm\) has "
+                       r"feature index 0, but the file is read 1-based"):  # fmt: skip
+        ShardedRows.from_files(paths, n_features=3)
+    with ShardedRows.from_files(paths, zero_based=True, n_features=3) as rows:
+        assert rows.chunk_sizes == [2, 2]
+    with pytest.raises(ValueError, match="zero_based must be one of"):
+        ShardedRows.from_files(paths, zero_based="yes")

@@ -1,6 +1,7 @@
 """load() with LIBSVM / svmlight files written by the tests."""
 
 import gzip
+import warnings
 
 import numpy as np
 import pytest
@@ -68,10 +69,29 @@ def test_without_n_features_the_width_is_the_largest_index(tmp_path):
 @pytest.mark.parametrize("zero_based", [True, False])
 def test_zero_based_choices(tmp_path, zero_based):
     path = dump(tmp_path / "d.svm", DENSE, np.zeros(4), zero_based=zero_based)
-    ds = load(path, n_features=5, zero_based=zero_based)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a base given is read without a word
+        ds = load(path, n_features=5, zero_based=zero_based)
     assert np.array_equal(ds.X.toarray(), DENSE)
-    # "auto" finds the same answer here because column 0 has a non-zero.
-    assert np.array_equal(load(path, n_features=5).X.toarray(), DENSE)
+    # "auto" finds the same answer here because column 0 has a non-zero; read 0-based, it
+    # says so, naming the first line with index 0
+    if zero_based:
+        with pytest.warns(UserWarning, match=r"0-based feature indices because row 1 \(line 2"):
+            auto = load(path, n_features=5)
+    else:
+        auto = load(path, n_features=5)
+    assert np.array_equal(auto.X.toarray(), DENSE)
+
+
+def test_auto_says_when_a_stray_zero_index_shifts_the_columns(tmp_path):
+    path = write(tmp_path / "d.svm", b"1 1:2 2:1\n-1 2:3\n1 0:7 1:1\n")
+    with pytest.warns(UserWarning, match=r"d\.svm' is read with 0-based .* row 2 \(line 3 of"):
+        shifted = load(path)
+    assert shifted.X.toarray().tolist() == [[0, 2, 1], [0, 0, 3], [7, 1, 0]]
+    with pytest.raises(
+        UnreadableFileError, match=r"row 2 \(line 3 of d\.svm\) has feature index 0"
+    ):
+        load(path, zero_based=False)
 
 
 def test_zero_based_true_keeps_an_empty_first_column(tmp_path):

@@ -79,3 +79,32 @@ def test_a_fit_outside_the_pipeline_that_holds_the_estimator_is_not_judged(data)
     make_pipeline(StandardScaler().fit(X), model)
     _, leaks = _fit(model, X, y)
     assert leaks == [] and model.privacy_report_.guarantee is True
+
+
+def test_a_private_step_charged_apart_is_said_in_the_final_report(data):
+    """A private step with a budget of its own is no leak, but the final report alone would
+    understate what the pipeline released: it says what to add, and the fit warns."""
+    from dpglm.privacy.budget import PrivacyBudget
+
+    X, y = data
+    scaler = PrivateStandardScaler(epsilon=0.5, random_state=0)
+    pipeline = make_pipeline(scaler, DPLogisticRegression(epsilon=1.0, random_state=0))
+    with pytest.warns(UserWarning, match="covers its own release only") as shown:
+        pipeline.fit(X, y)
+    assert not [w for w in shown if issubclass(w.category, PrivacyLeakWarning)]
+    report = pipeline[-1].privacy_report_
+    assert report.guarantee is True and 0.99 < report.epsilon <= 1.0
+    (note,) = [a for a in report.assumptions if a.startswith("pipeline step")]
+    assert "'privatestandardscaler' (PrivateStandardScaler) spent epsilon=0.5," in note
+    assert f"delta={scaler.privacy_report_.delta:.3g}" in note
+    # one budget for both: its account holds both, and nothing is said
+    budget = PrivacyBudget(epsilon=1.5, delta=1e-6)
+    shared = make_pipeline(
+        PrivateStandardScaler(epsilon=0.5, budget=budget, random_state=0),
+        DPLogisticRegression(epsilon=1.0, delta=5e-7, budget=budget, random_state=0),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shared.fit(X, y)
+    assert not [a for a in shared[-1].privacy_report_.assumptions if a.startswith("pipeline")]
+    assert len(budget.charges) == 3  # the scaler, the label selection, the model

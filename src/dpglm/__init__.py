@@ -1,9 +1,9 @@
 """dpglm: differentially private linear models.
 
 Everything but the version and the exceptions is imported on first use (the
-estimators, :func:`load_model` for a saved model, the search, the budget and
-the report), so that ``import dpglm`` stays light: no numba, no dp-accounting,
-no scikit-learn. Data are read with :func:`dpglm.data.load`.
+estimators, :func:`load_model` for a saved model or pipeline, :func:`save_pipeline`,
+the search, the budget and the report), so that ``import dpglm`` stays light: no
+numba, no dp-accounting, no scikit-learn. Data are read with :func:`dpglm.data.load`.
 
 Examples
 --------
@@ -31,6 +31,7 @@ _LAZY = {
     "DPLogisticRegression": "dpglm.estimators",
     "DPLinearSVC": "dpglm.estimators",
     "load_model": "dpglm.estimators",
+    "save_pipeline": "dpglm.estimators",
     "PrivateSearchCV": "dpglm.tuning",
 }
 
@@ -50,6 +51,7 @@ __all__ = [
     "PrivateSearchCV",
     "__version__",
     "load_model",
+    "save_pipeline",
 ]
 
 # a removed name -> what replaced it, so that old code fails with a pointer

@@ -449,7 +449,7 @@ def _add_model_options(parser, *, epsilon=True, classes=False):
         "--delta",
         type=delta_value,
         metavar="D",
-        help="default 1/n^2 from the number of training records",
+        help="default min(1/n^2, 1e-5) from the number of training records",
     )
     privacy.add_argument(
         "--feature-bounds",

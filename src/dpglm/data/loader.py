@@ -15,6 +15,7 @@ from dpglm.data.dataset import Dataset
 from dpglm.data.directories import is_dataset_path, read_dataset
 from dpglm.data.files import guess_format, read_bytes
 from dpglm.data.frames import frame_table, is_dataframe, is_series
+from dpglm.data.locations import RowNamer, plain_row
 from dpglm.data.parquet import read_parquet
 from dpglm.data.svmlight import check_zero_based, read_svmlight
 from dpglm.data.table import Table
@@ -82,7 +83,7 @@ def load(
         are all zero), as with ``sklearn.datasets.load_svmlight_file``.
     zero_based : {"auto", True, False}
         Whether LIBSVM feature indices start at 0; ``"auto"`` reads the file
-        as 1-based unless some index is 0.
+        as 1-based unless some index is 0, and then warns naming its line.
     classes : array-like of labels, optional
         Classification: the public label set, fixed without the data. The
         target must hold only these labels (compared as the target is read:
@@ -193,6 +194,34 @@ def load(
     else:
         table = _read_memory(data, y, target=target)
     check_n_features(table.X.shape[1], n_features)
+    return _dataset(table, task, classes)
+
+
+def load_rows(
+    X: Any, y: Any, *, first_row: int, task: str = "regression", classes: Any = None
+) -> Dataset:
+    """:func:`load` of arrays that are rows ``first_row, first_row + 1, ...`` of a larger set.
+
+    What a row chunk of a Dask array or of an array cut into chunks reads:
+    the same checks as :func:`load`, whose messages name the rows by their
+    place in the whole set, not in the chunk.
+
+    Examples
+    --------
+    >>> load_rows(np.array([[1.0], [np.nan]]), [0.0, 1.0], first_row=200)
+    Traceback (most recent call last):
+    ...
+    dpglm.exceptions.NonFiniteValueError: feature column 0 has a non-finite value nan at row 201; expected finite numbers (impute or drop such rows first)
+    """  # noqa: E501
+    check_task(task)
+    if isinstance(X, str | os.PathLike) or is_dataframe(X) or is_series(X):
+        raise TypeError(f"load_rows reads arrays, got {type(X).__name__}; use load")
+    first = int(first_row)
+    table = _read_memory(X, y, target=None, describe_row=lambda i: plain_row(first + i))
+    return _dataset(table, task, classes)
+
+
+def _dataset(table: Table, task: str, classes: Any) -> Dataset:
     y_codes, labels = make_target(
         table.y,
         task,
@@ -237,7 +266,9 @@ def _read_file(
     return table
 
 
-def _read_memory(data: Any, y: Any, *, target: Hashable | None) -> Table:
+def _read_memory(
+    data: Any, y: Any, *, target: Hashable | None, describe_row: RowNamer = plain_row
+) -> Table:
     if is_dataframe(data) or is_series(data):
         return frame_table(data, y, target=target)
     if target is not None:
@@ -261,8 +292,11 @@ def _read_memory(data: Any, y: Any, *, target: Hashable | None) -> Table:
     y_values, y_missing, y_name = _target_input(y)
     check_target_shape(y_values)
     check_same_length(X.shape[0], len(y_values))
-    X = sparse_features(X) if sp.issparse(X) else dense_features(X)
-    return Table(X, y_values, None, y_name, source, y_missing=y_missing)
+    if sp.issparse(X):
+        X = sparse_features(X, describe_row=describe_row)
+    else:
+        X = dense_features(X, describe_row=describe_row)
+    return Table(X, y_values, None, y_name, source, describe_row, y_missing=y_missing)
 
 
 def _as_array(data: Any) -> np.ndarray:

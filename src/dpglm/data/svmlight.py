@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,9 @@ def read_svmlight(
         naming the line.
     zero_based : {"auto", True, False}
         Whether indices start at 0. ``"auto"`` (scikit-learn's rule) reads the
-        file as 1-based unless some index is 0.
+        file as 1-based unless some index is 0, and then warns (naming the
+        first line with index 0): a single stray ``0:`` would otherwise shift
+        every column of a 1-based file without a word.
 
     Examples
     --------
@@ -167,15 +170,26 @@ def _index_offset(
     X: sp.csr_matrix, zero_based: bool | str, shown: str, describe_row: RowNamer
 ) -> int:
     has_zero = X.nnz > 0 and int(X.indices.min()) == 0
-    if zero_based is True or (zero_based == "auto" and has_zero):
+    if zero_based is True:
         return 0
-    if has_zero:
-        row = _row_of_entry(X, int(np.argmax(X.indices == 0)))
-        raise UnreadableFileError(
-            f"cannot read {shown}: {describe_row(row)} has feature index 0, but "
-            "zero_based=False says indices start at 1"
+    if not has_zero:
+        return 1
+    row = _row_of_entry(X, int(np.argmax(X.indices == 0)))
+    if zero_based == "auto":
+        # one stray "0:" would shift every column of a 1-based file: said, not silent
+        warnings.warn(
+            f"{shown} is read with 0-based feature indices because {describe_row(row)} has "
+            "index 0 (LIBSVM files are usually 1-based); pass zero_based=True to read it "
+            "0-based without this warning, or zero_based=False to refuse index 0",
+            UserWarning,
+            stacklevel=5,
         )
-    return 1
+        return 0
+    raise UnreadableFileError(
+        f"cannot read {shown}: {describe_row(row)} has feature index 0, but the file is read "
+        "1-based (zero_based=False, or 'auto' for a list of files); pass zero_based=True if "
+        "its indices start at 0"
+    )
 
 
 def _shift_columns(X: sp.csr_matrix, offset: int) -> sp.csr_matrix:

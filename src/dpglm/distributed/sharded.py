@@ -84,7 +84,9 @@ from dpglm._kernels.jit import threads_for
 from dpglm.data import load
 from dpglm.data.files import guess_format
 from dpglm.data.layout import as_layout, nearest_layout, sparse_matrix
+from dpglm.data.loader import load_rows
 from dpglm.data.parquet import read_parquet_rows
+from dpglm.data.svmlight import check_zero_based
 from dpglm.distributed.protocol import PartyLostError
 from dpglm.exceptions import DpglmError, MissingDependencyError, ShapeMismatchError, TargetError
 
@@ -255,7 +257,8 @@ class Chunk:
     index : int
         Position of the chunk in the dataset.
     source : tuple
-        ``("file", path, load_options)`` or ``("array", X, y, label, load_options)``.
+        ``("file", path, load_options)`` (:func:`dpglm.data.load`'s) or
+        ``("array", X, y, label, options)`` (:func:`~dpglm.data.loader.load_rows`'s).
     resident : bool, default=True
         Keep the rows in memory; otherwise spill them to disk and map them
         for each operation only.
@@ -283,7 +286,7 @@ class Chunk:
 
     Examples
     --------
-    >>> chunk = Chunk(0, ("array", np.eye(3), np.arange(3.0), "rows 0-2", {}))
+    >>> chunk = Chunk(0, ("array", np.eye(3), np.arange(3.0), "rows 0-2", {"first_row": 0}))
     >>> chunk.describe()["n"], chunk.problem("squared").objective(np.zeros(3))
     (3, 0.8333333333333334)
     """
@@ -307,7 +310,7 @@ class Chunk:
             data = self._guarded(load, path, **options)
         else:
             _, X, y, self.label, options = source
-            data = self._guarded(load, X, y, **options)
+            data = self._guarded(load_rows, X, y, **options)
         self.y = np.ascontiguousarray(data.y, dtype=float)
         self.classes = None if data.classes is None else data.classes.tolist()
         self.feature_names = None if data.feature_names is None else list(data.feature_names)
@@ -522,9 +525,10 @@ class Chunk:
 # --- where the chunks come from (kept, so that a restart can reload them) --------------------
 
 
-def _load_options(task, classes):
-    """The options of :func:`dpglm.data.load` for a chunk of an in-memory or dask array."""
-    options = {"task": task}
+def _load_options(task, classes, first_row):
+    """The options of :func:`~dpglm.data.loader.load_rows` for a chunk of an in-memory or
+    dask array whose first record is row ``first_row`` of the whole."""
+    options = {"task": task, "first_row": int(first_row)}
     if classes is not None:
         options["classes"] = list(classes)
     return options
@@ -689,7 +693,7 @@ class ShardedRows:
             ys = np.split(y, offsets[1:-1])
         blocks = list(X.to_delayed().ravel())
         recipes = [
-            _DaskRecipe(b, yb, f"rows {a}-{e - 1}", _load_options(task, classes))
+            _DaskRecipe(b, yb, f"rows {a}-{e - 1}", _load_options(task, classes, a))
             for b, yb, a, e in zip(blocks, ys, offsets[:-1], offsets[1:], strict=True)
         ]
         return cls(recipes, client=client, kind="dask array", **options)
@@ -706,12 +710,18 @@ class ShardedRows:
             order of their records; readable by the workers.
         client : distributed.Client, optional
             Without one, the chunks live in this process.
-        target, task, zero_based
+        target, task
             As in :func:`dpglm.data.load`. With ``task="classification"`` every
             file is encoded on its own, and the encodings must agree: each file
             must hold every label, unless ``classes`` gives them.
         classes : sequence, optional
             The labels of a classification, as in :func:`dpglm.data.load`.
+        zero_based : {"auto", True, False}, default="auto"
+            Whether LIBSVM feature indices start at 0. ``"auto"`` reads every
+            file 1-based (the format's convention) and refuses a file with
+            index 0, naming its line: each file is read by its own worker, and
+            guessing each file's base from its own indices could read the
+            files of one dataset with different bases.
         n_features : int, optional
             The number of features; LIBSVM files that stop short of it are
             widened (by default, to the widest file).
@@ -741,7 +751,9 @@ class ShardedRows:
         """
         if isinstance(paths, str | os.PathLike):
             raise TypeError("paths must be a sequence of files (one chunk each), got one path")
-        load_options = {"target": target, "task": task, "zero_based": zero_based}
+        check_zero_based(zero_based)
+        one_base = False if zero_based == "auto" else zero_based
+        load_options = {"target": target, "task": task, "zero_based": one_base}
         if classes is not None:
             load_options["classes"] = list(classes)
         if n_features is not None:
@@ -789,7 +801,7 @@ class ShardedRows:
                 raise ValueError(f"chunk sizes {sizes} must be >= 1 and add up to n = {n}")
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         recipes = [
-            _ArrayRecipe(X[a:e], y[a:e], f"rows {a}-{e - 1}", _load_options(task, classes))
+            _ArrayRecipe(X[a:e], y[a:e], f"rows {a}-{e - 1}", _load_options(task, classes, a))
             for a, e in itertools.pairwise(offsets)
         ]
         return cls(recipes, client=client, kind="array", **options)

@@ -34,7 +34,7 @@ before the data is read.
 
 Privacy parameters
 ------------------
-``epsilon`` (default 1.0) and ``delta`` (default ``None``: ``1 / n**2``,
+``epsilon`` (default 1.0) and ``delta`` (default ``None``: ``min(1 / n**2, 1e-5)``,
 computed from the number of records ``n``, which is public: every fit is
 analysed for replace-one neighbours; pass a number to fix it before seeing the
 data). ``budget``, a shared :class:`~dpglm.privacy.budget.PrivacyBudget`,
@@ -134,6 +134,7 @@ Examples
 from dpglm.estimators.classifiers import DPLinearSVC, DPLogisticRegression
 from dpglm.estimators.dispatch import choose_solver, default_batch_size, default_delta
 from dpglm.estimators.persistence import MODEL_FORMAT, MODEL_FORMAT_VERSION, load_model
+from dpglm.estimators.pipeline_files import save_pipeline
 from dpglm.estimators.regressors import DPElasticNet, DPLasso, DPLinearRegression, DPRidge
 
 ESTIMATORS = {
@@ -174,4 +175,5 @@ __all__ = [
     "default_batch_size",
     "default_delta",
     "load_model",
+    "save_pipeline",
 ]

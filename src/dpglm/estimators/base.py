@@ -40,7 +40,7 @@ from dpglm.estimators.multiclass import (
     stack_models,
 )
 from dpglm.estimators.persistence import save_model
-from dpglm.estimators.pipelines import upstream_leaks
+from dpglm.estimators.pipelines import upstream_charges, upstream_leaks
 from dpglm.estimators.preprocessing import Preprocessing
 from dpglm.estimators.sharded import ShardedData, check_data_parallel, is_sharded, sharded_data
 from dpglm.estimators.tables import (
@@ -233,7 +233,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         name = type(self).__name__
         epsilon, delta = self._check_params()
         public_labels = self._public_labels()
-        upstream = upstream_leaks(self)
+        upstream = upstream_leaks(self), upstream_charges(self)
         check_unique_names(X)
         if is_sharded(X):
             self._fit_sharded(X, y, epsilon, delta, public_labels)
@@ -299,12 +299,17 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         if delta == 0:  # calibrated: the solver's refusal of delta = 0, if it adds Gaussian noise
             template.calibrated()
 
-    def _with_upstream_leaks(self, leaks):
-        """``self``, its report listing the leaks of the pipeline steps before it."""
-        if leaks:
+    def _with_upstream_leaks(self, upstream):
+        """``self``, its report listing the leaks of the pipeline steps before it (as
+        warnings) and their charges outside its budget (as assumptions)."""
+        leaks, charges = upstream
+        if leaks or charges:
             report = self.privacy_report_
-            warnings = (*report.warnings, *leaks)
-            self.privacy_report_ = dataclasses.replace(report, warnings=warnings)
+            self.privacy_report_ = dataclasses.replace(
+                report,
+                warnings=(*report.warnings, *leaks),
+                assumptions=(*report.assumptions, *charges),
+            )
         return self
 
     def _load(self, X, y, public_labels):
@@ -863,7 +868,7 @@ COMMON_PARAMETERS_DOC = """
     epsilon : float, default=1.0
         Privacy of the fit (``inf``: the non-private optimum).
     delta : float or None, default=None
-        ``None``: ``1 / n**2`` from the number of records. ``0`` is refused
+        ``None``: ``min(1 / n**2, 1e-5)`` from the number of records. ``0`` is refused
         unless the fit adds no Gaussian noise (DP-GCD with
         ``solver_options={"noise": "paper", "accountant": "basic"}`` and
         ``feature_bounds``).

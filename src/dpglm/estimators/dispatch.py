@@ -22,6 +22,7 @@ from dpglm.estimators.multiclass import repeated
 from dpglm.exceptions import CalibrationError
 from dpglm.privacy.events import NonPrivateEvent, PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
+from dpglm.privacy.targets import default_delta
 from dpglm.solvers.registry import (
     Settings,
     choose_solver,
@@ -175,17 +176,6 @@ def matched_step(spent, arguments, problem) -> float:
         smallest=LOGISTIC_STEP,
         largest=LOGISTIC_MAX_STEP,
     )
-
-
-def default_delta(n_samples: int) -> float:
-    """The default ``delta``: ``1 / n**2``.
-
-    Examples
-    --------
-    >>> default_delta(1000)
-    1e-06
-    """
-    return 1.0 / float(n_samples) ** 2
 
 
 class SolverDispatch:

@@ -84,7 +84,7 @@ def label_selection(name, n_samples, epsilon, delta, *, public):
     n_samples : int
     epsilon : float
     delta : float or None
-        None: ``1 / n**2``.
+        None: ``min(1 / n**2, 1e-5)``.
     public : ClassLabels or None
         The public label set, if given.
 

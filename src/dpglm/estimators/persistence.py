@@ -21,6 +21,8 @@ from dpglm.privacy.report import PrivacyReport
 
 MODEL_FORMAT = "dpglm-model"
 MODEL_FORMAT_VERSION = 4
+#: the tag of a saved pipeline (:mod:`dpglm.estimators.pipeline_files`)
+PIPELINE_FORMAT = "dpglm-pipeline"
 #: the versions this dpglm reads: 3 is 4 without ``encoding`` (no string columns), 2 is 3
 #: without ``multi_class`` (two classes at most)
 READABLE_VERSIONS = (2, 3, 4)
@@ -39,6 +41,13 @@ def save_model(model, path) -> Path:
     -------
     pathlib.Path
     """
+    path = Path(path)
+    path.write_text(json.dumps(model_document(model), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def model_document(model) -> dict:
+    """The JSON document :func:`save_model` writes for the fitted ``model``."""
     check_is_fitted(model, "coef_")
     params = model.get_params(deep=False)
     budget = params.pop("budget", None)
@@ -46,8 +55,8 @@ def save_model(model, path) -> Path:
         "format": MODEL_FORMAT,
         "version": MODEL_FORMAT_VERSION,
         "estimator": type(model).__name__,
-        "params": _params_document(params),
-        "budget": _budget_reference(budget),
+        "params": params_document(params),
+        "budget": budget_reference(budget),
         "coef": model.coef_.tolist(),
         "intercept": np.asarray(model.intercept_, dtype=float).tolist(),
         "scaling": model.scaling_.to_dict(),
@@ -58,7 +67,7 @@ def save_model(model, path) -> Path:
             else [str(v) for v in model.feature_names_in_]
         ),
         "classes": (
-            None if model._task != "classification" else _jsonable(model.classes_.tolist())
+            None if model._task != "classification" else jsonable(model.classes_.tolist())
         ),
         "multi_class": getattr(model, "multi_class_", None),
         "solver": model.solver_,
@@ -69,13 +78,14 @@ def save_model(model, path) -> Path:
             None if getattr(model, "encoding_", None) is None else model.encoding_.to_dict()
         ),
     }
-    path = Path(path)
-    path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
-    return path
+    return document
 
 
 def load_model(path):
     """Rebuild a fitted estimator from the JSON written by its ``save`` method.
+
+    A file written by :func:`~dpglm.estimators.save_pipeline` gives its
+    scikit-learn ``Pipeline`` back (:mod:`dpglm.estimators.pipeline_files`).
 
     The format (``"format": "dpglm-model"``, ``"version": 4``; versions 3
     and 2, without string columns, and 2 of two classes at most, are read
@@ -126,10 +136,21 @@ def load_model(path):
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise UnreadableFileError(f"cannot read a dpglm model from {where}: {err}") from err
+    if isinstance(document, dict) and document.get("format") == PIPELINE_FORMAT:
+        from dpglm.estimators.pipeline_files import pipeline_from_document
+
+        return pipeline_from_document(document, where)
     if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
         raise UnreadableFileError(
             f'{where} is not a dpglm model file (no "format": "{MODEL_FORMAT}" tag)'
         )
+    return model_from_document(document, where)
+
+
+def model_from_document(document: dict, where: str, reopen=None):
+    """The estimator a model document (:func:`model_document`) describes; ``where`` names
+    its file in messages, ``reopen(reference, where)`` gives its budget back (default
+    :func:`reopen_budget`)."""
     version = document.get("version")
     if type(version) is not int or version not in READABLE_VERSIONS:
         raise UnreadableFileError(
@@ -151,12 +172,12 @@ def load_model(path):
     except (KeyError, TypeError, ValueError) as err:
         detail = f"missing field {err}" if isinstance(err, KeyError) else str(err)
         raise UnreadableFileError(f"{where} is not a valid dpglm model file: {detail}") from err
-    model.budget = _reopen_budget(document.get("budget"), where)
+    model.budget = (reopen or reopen_budget)(document.get("budget"), where)
     return model
 
 
 def _rebuild(cls, document):
-    params = _from_json_numbers(document["params"])
+    params = from_json_numbers(document["params"])
     if not isinstance(params, dict):
         raise TypeError(f"params must be an object, got {type(params).__name__}")
     params.pop("budget", None)
@@ -171,7 +192,7 @@ def _rebuild(cls, document):
         if len(encoding.columns) != n_features:
             raise ValueError(f"encoding has {len(encoding.columns)} columns, not {n_features}")
     width = n_features if encoding is None else encoding.n_encoded
-    intercept = np.asarray(_from_json_numbers(document["intercept"]), dtype=float)
+    intercept = np.asarray(from_json_numbers(document["intercept"]), dtype=float)
     classes = document.get("classes") if cls._task == "classification" else None
     # one row of coefficients and one intercept per class beyond two
     rows = len(classes) if classes is not None and len(classes) > 2 else None
@@ -222,17 +243,20 @@ def _rebuild(cls, document):
     return model
 
 
-def _from_json_numbers(value):
+def from_json_numbers(value):
+    """``value`` read from JSON, the strings ``"inf"``, ``"-inf"`` and ``"nan"`` as floats."""
     if isinstance(value, dict):
-        return {k: _from_json_numbers(v) for k, v in value.items()}
+        return {k: from_json_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_from_json_numbers(v) for v in value]
+        return [from_json_numbers(v) for v in value]
     if isinstance(value, str) and value in ("inf", "-inf", "nan"):
         return float(value)
     return value
 
 
-def _reopen_budget(reference, where):
+def reopen_budget(reference, where):
+    """The budget a saved :func:`budget_reference` names: a persistent ledger reopened; None,
+    with a warning, for an in-memory one or a ledger gone."""
     if reference is None:
         return None
     ledger = reference.get("ledger") if isinstance(reference, dict) else None
@@ -258,26 +282,28 @@ def _reopen_budget(reference, where):
     return PrivacyBudget.open(ledger, dataset=reference.get("dataset"))
 
 
-def _jsonable(value):
+def jsonable(value):
+    """``value`` with arrays as lists, numpy scalars as Python's, non-finite floats as strings."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
     return value
 
 
-def _params_document(params):
+def params_document(params):
+    """Hyperparameters as JSON (``random_state`` saved as null); refuses what JSON cannot hold."""
     document = {}
     for name, value in params.items():
         if name == "random_state":
             value = None  # the seed would give the fit's noise away (see save)
-        value = _jsonable(value)
+        value = jsonable(value)
         try:
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as err:
@@ -286,7 +312,8 @@ def _params_document(params):
     return document
 
 
-def _budget_reference(budget):
+def budget_reference(budget):
+    """How a file names ``budget``: null, ``{"ledger": null}`` (in memory) or its ledger."""
     if budget is None:
         return None
     if budget.persistent:

@@ -9,7 +9,10 @@ on the call stack for the ``Pipeline.fit`` whose final step is the estimator
 being fitted (scikit-learn calls it a frame or two below) and judges the steps
 before it by the rule of :func:`dpglm.preprocessing.transformers.check_pipeline`.
 Each leak is warned (:class:`~dpglm.exceptions.PrivacyLeakWarning`) and listed
-in the fit's report, whose guarantee then does not hold.
+in the fit's report, whose guarantee then does not hold. A private step charged
+to a budget other than the estimator's (:func:`upstream_charges`) is no leak,
+but the estimator's report alone understates what the pipeline released: the
+report says what to add, and the fit warns.
 
 It finds scikit-learn's own pipelines, also inside ``GridSearchCV`` or
 ``cross_validate`` (each fits a pipeline, which fits its steps); a pipeline of
@@ -35,10 +38,11 @@ False
 from __future__ import annotations
 
 import sys
+import warnings
 
 from dpglm.privacy.leaks import warn_privacy_leak
 
-__all__ = ["MAX_FRAMES", "enclosing_pipeline", "upstream_leaks"]
+__all__ = ["MAX_FRAMES", "enclosing_pipeline", "upstream_charges", "upstream_leaks"]
 
 #: how many frames above the estimator's ``fit`` the pipeline's ``fit`` is looked for
 #: (scikit-learn's ``Pipeline.fit`` calls the final step directly, under a decorator or two)
@@ -107,3 +111,65 @@ def upstream_leaks(estimator) -> tuple:
     for message in messages:
         warn_privacy_leak(message, stacklevel=3)
     return messages
+
+
+def upstream_charges(estimator) -> tuple:
+    """What the private steps before ``estimator`` in the pipeline fitting it released
+    outside its budget: one report assumption per step, also warned together.
+
+    A step that shares the estimator's :class:`~dpglm.privacy.budget.PrivacyBudget`
+    is in that budget's account; a step fitted with a budget of its own (or
+    none) is not, though the records the estimator reads went through it: the
+    pipeline's guarantee is the composition of both releases, and the
+    estimator's report must not pass for the pipeline's.
+
+    Call it from the estimator's ``fit``, as :func:`upstream_leaks`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dpglm.estimators import DPLinearRegression
+    >>> from dpglm.preprocessing import PrivateStandardScaler
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> pipe = make_pipeline(
+    ...     PrivateStandardScaler(epsilon=0.5, random_state=0),
+    ...     DPLinearRegression(epsilon=1.0, random_state=0),
+    ... )
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     report = pipe.fit(X, X[:, 0]).steps[-1][1].privacy_report_
+    >>> print(report.assumptions[-1][:79])
+    pipeline step 'privatestandardscaler' (PrivateStandardScaler) spent epsilon=0.5
+    """
+    pipeline = enclosing_pipeline(estimator, depth=3)
+    if pipeline is None:
+        return ()
+    from dpglm.preprocessing.transformers import leaf_steps
+    from dpglm.privacy.report import PrivacyReport
+
+    own = getattr(estimator, "budget", None)
+    notes = []
+    for name, step in leaf_steps(pipeline.steps[:-1]):
+        report = getattr(step, "privacy_report_", None)
+        if not isinstance(report, PrivacyReport) or report.non_private:
+            continue  # nothing released, or a leak (upstream_leaks says so)
+        budget = getattr(step, "budget", None)
+        if budget is not None and budget is own:
+            continue
+        notes.append(
+            f"pipeline step {name!r} ({type(step).__name__}) spent epsilon={report.epsilon:.4g}, "
+            f"delta={report.delta:.3g} outside this fit's budget on the records it transformed "
+            "for this fit: the pipeline's guarantee is the composition of both releases (add "
+            "them to this report's epsilon and delta); give the steps and the estimator one "
+            "PrivacyBudget for one account"
+        )
+    if notes:
+        warnings.warn(
+            f"{type(estimator).__name__}'s privacy report covers its own release only: "
+            + "; ".join(notes),
+            UserWarning,
+            stacklevel=3,
+        )
+    return tuple(notes)

@@ -87,7 +87,7 @@ from dpglm.preprocessing.ranges import PART
 from dpglm.privacy.events import GaussianEvent, PrivacyPlan, ThresholdEvent
 from dpglm.privacy.report import MechanismRecord
 from dpglm.privacy.spending import calibrate_cached
-from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.privacy.targets import Share, check_privacy_target, default_delta
 
 __all__ = [
     "COUNTS_LABEL",
@@ -331,7 +331,7 @@ class CategoryPlan:
             epsilon, delta, optional_delta=True, positive_delta=_GAUSSIAN_REASON, what="selection"
         )
         if delta is None:
-            delta = 1.0 / float(n) ** 2
+            delta = default_delta(n)
         sensitivity = math.sqrt(2.0 * c)
         template = PrivacyPlan(
             (

@@ -57,7 +57,7 @@ from dpglm.preprocessing.transformers import check_budget, check_random_state, f
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.report import PrivacyReport
 from dpglm.privacy.spending import spend
-from dpglm.privacy.targets import check_privacy_target
+from dpglm.privacy.targets import check_privacy_target, default_delta
 
 __all__ = ["OTHER", "PrivateOneHotEncoder"]
 
@@ -229,7 +229,7 @@ class PrivateOneHotEncoder(TransformerMixin, BaseEstimator):
         Privacy of the selection (``inf``: every observed value kept, no
         noise, and the report says the fit is not private).
     delta : float or None, default=None
-        ``None``: ``1 / n**2`` for ``n`` records. Must be > 0 when something
+        ``None``: ``min(1 / n**2, 1e-5)`` for ``n`` records. Must be > 0 when something
         is selected; half pays for the threshold, half for the Gaussian noise.
     budget : PrivacyBudget, optional
         Shared budget charged once by every fit that selects something
@@ -371,7 +371,7 @@ class PrivateOneHotEncoder(TransformerMixin, BaseEstimator):
                     f"n_samples={n}: {name} needs at least 2 samples to select the categories "
                     "of columns without public ones"
                 )
-            delta = 1.0 / float(n) ** 2 if delta is None else delta
+            delta = default_delta(n) if delta is None else delta
             check_privacy_target(epsilon, delta, positive_delta=_GAUSSIAN_REASON)
             plan = CategoryPlan.create(n, len(auto), epsilon, delta)
             # counted before the charge, so that a column the selection cannot count is

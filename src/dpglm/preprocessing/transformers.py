@@ -20,7 +20,7 @@ Public ``bounds`` (a number ``B`` for ``[-B, B]``, one per column, or
 the min-max scaler then charge nothing. Sensitivities come from the clipping
 ranges, never from the data; neighbouring datasets differ in one record's
 values (replace-one: the number of records ``n`` is public, and ``delta``
-defaults to ``1 / n**2``). The loader refuses NaN and infinite entries, so
+defaults to ``min(1 / n**2, 1e-5)``). The loader refuses NaN and infinite entries, so
 that every entry a transformer reads lies in its range once clipped. Sparse
 input keeps its zeros: the ranges are widened to contain 0 (as dpglm's
 estimators do), and only the transformations that map 0 to 0 accept it.
@@ -81,7 +81,7 @@ from dpglm.privacy.leaks import warn_privacy_leak
 from dpglm.privacy.mechanisms import make_noise_source
 from dpglm.privacy.report import PrivacyReport
 from dpglm.privacy.spending import spend
-from dpglm.privacy.targets import Share, check_privacy_target
+from dpglm.privacy.targets import Share, check_privacy_target, default_delta
 
 __all__ = [
     "RANGE_SHARE",
@@ -327,7 +327,7 @@ class _RangeTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if self._releases():
             if n < 2:
                 raise DataError(f"n_samples={n}: {name} needs at least 2 samples to fit")
-            delta = 1.0 / float(n) ** 2 if delta is None else delta
+            delta = default_delta(n) if delta is None else delta
             if public is None:
                 range_share = RANGE_SHARE if self._moments else None
                 range_plan = _range_plan(p, epsilon, delta, range_share)
@@ -441,7 +441,7 @@ _RANGE_PARAMETERS_DOC = """
         Privacy of the fit's release (``inf``: released without noise, and
         the report says the fit is not private).
     delta : float or None, default=None
-        ``None``: ``1 / n**2`` for ``n`` records. Must be > 0 when something
+        ``None``: ``min(1 / n**2, 1e-5)`` for ``n`` records. Must be > 0 when something
         is released (the noise is Gaussian).
     budget : PrivacyBudget, optional
         Shared budget charged once by every fit that releases something
@@ -666,7 +666,7 @@ class PrivateStandardScaler(_RangeTransformer):
         (``inf``: released without noise, and the report says the fit is
         not private).
     delta : float or None, default=None
-        ``None``: ``1 / n**2`` for ``n`` records. Must be > 0 (the noise is
+        ``None``: ``min(1 / n**2, 1e-5)`` for ``n`` records. Must be > 0 (the noise is
         Gaussian).
     budget : PrivacyBudget, optional
         Shared budget charged once by every fit (shared, never copied:

@@ -34,11 +34,13 @@ import numbers
 from dataclasses import dataclass
 
 __all__ = [
+    "MAX_DEFAULT_DELTA",
     "PURE_DP_SOLVERS",
     "Share",
     "check_delta",
     "check_epsilon",
     "check_privacy_target",
+    "default_delta",
     "left_after",
     "zero_delta_message",
 ]
@@ -53,6 +55,30 @@ PURE_DP_SOLVERS = (
     "DP-CD, DP-SGD, DP-SCD, DP-AGD, DP-GD, AdaSSP and DP-GCD's default noise='tight' add "
     "Gaussian noise, and no estimator default takes it"
 )
+
+
+#: the largest default ``delta``: ``1 / n**2`` alone would be 0.25 for two records
+MAX_DEFAULT_DELTA = 1e-5
+
+
+def default_delta(n_samples: int) -> float:
+    """The default ``delta`` for ``n`` records: ``min(1 / n**2, 1e-5)``.
+
+    ``delta`` bounds the probability that the guarantee fails, and a release
+    that published one record of ``n`` at random would fail it with
+    probability ``1 / n``: ``delta`` must be far below that. ``1 / n**2`` is
+    ``1 / n`` times ``1 / n``, which is far below only for large ``n`` (0.25
+    for two records, ``1e-4`` for 100); :data:`MAX_DEFAULT_DELTA`, the usual
+    ``1e-5``, caps it below 317 records. ``n`` is public (the size of the
+    data is not protected by the replace-one relation, and the add/remove
+    fits say how they treat it).
+
+    Examples
+    --------
+    >>> default_delta(1000), default_delta(2)
+    (1e-06, 1e-05)
+    """
+    return min(1.0 / float(n_samples) ** 2, MAX_DEFAULT_DELTA)
 
 
 def _real(value) -> bool:
@@ -161,7 +187,7 @@ def check_privacy_target(
     >>> check_privacy_target(1.0, 0.0, positive_delta="Gaussian noise needs it", what="search")
     Traceback (most recent call last):
     ...
-    ValueError: delta must be > 0 for a private search: Gaussian noise needs it; give delta > 0, e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
+    ValueError: delta must be > 0 for a private search: Gaussian noise needs it; give delta > 0, e.g. min(1 / n**2, 1e-5) for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
     """  # noqa: E501
     prefix = f"{owner} " if owner else ""
     epsilon = check_epsilon(epsilon, name=f"{prefix}epsilon")
@@ -195,14 +221,14 @@ def zero_delta_message(reason: str, *, owner: str = "", what: str = "fit") -> st
     Examples
     --------
     >>> print(zero_delta_message("its Renyi DP accounting gives none", what="search"))
-    delta must be > 0 for a private search: its Renyi DP accounting gives none; give delta > 0, e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
+    delta must be > 0 for a private search: its Renyi DP accounting gives none; give delta > 0, e.g. min(1 / n**2, 1e-5) for n records (the default of the estimators and of PrivateSearchCV: leave delta=None)
     """  # noqa: E501
     prefix = f"{owner} " if owner else ""
     which = f"; {PURE_DP_SOLVERS}" if what == "fit" else ""
     return (
         f"{prefix}delta must be > 0 for a private {what}: {reason}{which}; give delta > 0, "
-        "e.g. 1 / n**2 for n records (the default of the estimators and of PrivateSearchCV: "
-        "leave delta=None)"
+        "e.g. min(1 / n**2, 1e-5) for n records (the default of the estimators and of "
+        "PrivateSearchCV: leave delta=None)"
     )
 
 

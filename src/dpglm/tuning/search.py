@@ -70,7 +70,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         and a report that says so.
     delta : float, optional
         Its delta, ``> 0`` for a private search (Renyi DP accounting cannot
-        reach ``delta = 0``); None: ``1 / n**2``.
+        reach ``delta = 0``); None: ``min(1 / n**2, 1e-5)``.
     budget : PrivacyBudget, optional
         Charged once with the plan of the whole search before the data is
         read; None: the estimator's own ``budget``, if any (giving two
@@ -211,7 +211,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     # -- validation ---------------------------------------------------------------------
 
     def _delta(self, n):
-        """``delta``, or the default ``1 / n**2`` for ``n`` records."""
+        """``delta``, or the default ``min(1 / n**2, 1e-5)`` for ``n`` records."""
         return default_delta(n) if self.delta is None else float(self.delta)
 
     def _check_params(self):
@@ -227,7 +227,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         epsilon, _ = check_privacy_target(
             self.epsilon,
             self.delta,
-            optional_delta=True,  # None: 1 / n**2, once n is known
+            optional_delta=True,  # None: min(1 / n**2, 1e-5), once n is known
             positive_delta="its Renyi DP accounting gives no guarantee at delta = 0",
             what="search",
         )
