@@ -330,7 +330,7 @@ def test_the_estimator_tells_the_solver_the_scalings_non_negative_columns():
     assert model.privacy_report_.epsilon <= 1.0
     # the model is linear on the raw scale: its decision is coef_ . x + intercept_
     np.testing.assert_allclose(
-        model.decision_function(X), X @ model.coef_ + model.intercept_, rtol=1e-10
+        model.decision_function(X), X @ model.coef_[0] + model.intercept_[0], rtol=1e-10
     )
 
 

@@ -742,7 +742,7 @@ def test_predict_applies_the_fits_intercept_scaling():
         model.set_params(random_state=0, batch_size=100, clip=0.5).fit(X, y)
         scaling = model.scaling_
         z = scaling.transform(X)
-        w, b = scaling.scaled_model(model.coef_, model.intercept_)
+        w, b = scaling.scaled_model(model.coef_[0], model.intercept_[0])
         constant = 1.0 if s is None else s
         want = (z @ w + b) / np.sqrt((z * z).sum(axis=1) + constant**2)
         np.testing.assert_allclose(model.decision_function(X), want, rtol=1e-10, atol=1e-12)

@@ -315,8 +315,8 @@ def test_infinite_epsilon_logistic_matches_scikit_learn():
     # (1/n) sum log-loss + alpha/2 ||w||^2 = alpha (C sum log-loss + 1/2 ||w||^2), C = 1/(n alpha)
     theirs = LogisticRegression(C=1.0 / (n * alpha), tol=1e-12, max_iter=10_000)
     coef, intercept = _on_scaled_data(ours, theirs, X, y_flip)
-    np.testing.assert_allclose(ours.coef_, coef, atol=1e-5)
-    assert ours.intercept_ == pytest.approx(intercept, abs=1e-5)
+    np.testing.assert_allclose(ours.coef_, [coef], atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, [intercept], atol=1e-5)
     np.testing.assert_array_equal(ours.classes_, theirs.classes_)
     expected = theirs.predict_proba(ours.scaling_.transform(X))
     np.testing.assert_allclose(ours.predict_proba(X), expected, atol=1e-5)
@@ -358,8 +358,12 @@ def test_learned_attributes(cls):
     with pytest.raises(NotFittedError):
         model.predict(X)
     model.fit(X, y)
-    assert model.coef_.shape == (3,) and model.coef_.dtype == np.float64
-    assert isinstance(model.intercept_, float)
+    if cls in REGRESSORS:
+        assert model.coef_.shape == (3,) and model.coef_.dtype == np.float64
+        assert isinstance(model.intercept_, float)
+    else:  # scikit-learn's shapes: one row for two classes
+        assert model.coef_.shape == (1, 3) and model.coef_.dtype == np.float64
+        assert model.intercept_.shape == (1,) and model.intercept_.dtype == np.float64
     assert isinstance(model.n_iter_, int) and model.n_iter_ >= 1
     assert isinstance(model.privacy_report_, PrivacyReport)
     assert model.solver_ in SOLVERS[1:]

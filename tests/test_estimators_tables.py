@@ -65,7 +65,7 @@ def test_a_raw_table_is_fitted_privately_with_only_epsilon(data):
     assert names[0] == "age" and {"job_clerk", "job_nurse", "job_<other>"} <= set(names)
     # every city is held by a handful of records: none survives, the column is one level
     assert [n for n in names if n.startswith("city_")] == ["city_<other>"]
-    assert model.coef_.shape == (len(names),)
+    assert model.coef_.shape == (1, len(names))
     test_X, test_y = table(5000, seed=1)
     assert model.score(test_X, test_y) > 0.85
 

@@ -131,8 +131,9 @@ def test_document_holds_the_documented_keys(tmp_path):
     assert set(document["params"]) == set(model.get_params()) - {"budget"}
     assert document["params"]["feature_bounds"] == 1.0
     assert document["budget"] is None
-    assert document["coef"] == model.coef_.tolist()
-    assert document["intercept"] == model.intercept_
+    # one model, as in every version of the format: the model's one row of coefficients
+    assert document["coef"] == model.coef_[0].tolist()
+    assert document["intercept"] == model.intercept_[0]
     assert document["n_features_in"] == 3
     assert document["feature_names_in"] is None
     assert document["classes"] == ["neg", "pos"]
@@ -404,4 +405,4 @@ def test_a_version_2_file_reads_as_a_binary_model(saved):
     del document["multi_class"]
     document["version"] = 2
     model = dpglm.load_model(_write(path, document))
-    assert model.multi_class_ == "binary" and np.ndim(model.intercept_) == 0
+    assert model.multi_class_ == "binary" and model.intercept_.shape == (1,)

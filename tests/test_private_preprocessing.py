@@ -232,7 +232,7 @@ def test_infinite_epsilon_equals_scikit_learn_on_the_same_clipped_records():
         coef / scaling.target_scale,
         (intercept - scaling.target_centre) / (scaling.target_scale),
     )
-    np.testing.assert_allclose(logistic.coef_, coef, atol=1e-6 * np.abs(coef).max())
+    np.testing.assert_allclose(logistic.coef_, [coef], atol=1e-6 * np.abs(coef).max())
 
 
 # -- the scaling ------------------------------------------------------------------------------

@@ -449,14 +449,12 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         says where a classifier's label set comes from (:func:`_label_source`)."""
         coef, intercept = fitted.scaling.raw_model(fitted.w, fitted.b)
         report = fitted.report
-        n_classes = 2
         if self._task == "classification":
             classes = data.labels.classes
             if label_source != "selected":  # the selection's report says how it was selected
                 report = _with_label_assumption(report, classes, label_source == "public")
             self.classes_ = np.array(classes)
             self.multi_class_ = fitted.multi_class
-            n_classes = len(classes)
         self.n_features_in_ = data.n_features
         for stale in ("encoding_", "encoded_feature_names_"):
             if hasattr(self, stale):
@@ -465,8 +463,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.coef_ = np.array(coef, dtype=float)
-        self.intercept_ = float(intercept) if n_classes == 2 else np.array(intercept, dtype=float)
+        self._set_model(coef, intercept)
         self.scaling_ = fitted.scaling
         self.n_iter_ = int(fitted.n_iter)
         self.solver_ = "reference" if math.isinf(fitted.epsilon) else fitted.solver
@@ -755,6 +752,27 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
         """The public label set (classifiers' ``classes``), or None: read from the data."""
         return None
 
+    # -- the model ----------------------------------------------------------------------
+
+    def _set_model(self, coef, intercept):
+        """``coef_`` and ``intercept_`` in scikit-learn's shapes from the fit's: a regressor's
+        ``(p,)`` and a float; a classifier's ``(K, p)`` and ``(K,)``, one row for two
+        classes (``(1, p)`` and ``(1,)``, as ``LogisticRegression``'s)."""
+        coef = np.array(coef, dtype=float)
+        if self._task != "classification":
+            self.coef_, self.intercept_ = coef, float(intercept)
+            return
+        self.coef_ = coef.reshape(1, -1) if coef.ndim == 1 else coef
+        self.intercept_ = np.array(intercept, dtype=float).reshape(-1)
+
+    def _model(self):
+        """``(coef, intercept)`` as the fit made them: ``(p,)`` and a float for one model
+        (a regressor, a binary classifier), ``(K, p)`` and ``(K,)`` for one per class."""
+        coef, intercept = self.coef_, self.intercept_
+        if coef.ndim == 2 and coef.shape[0] == 1:
+            return coef[0], float(intercept[0])
+        return coef, intercept
+
     # -- prediction ---------------------------------------------------------------------
 
     def _decision(self, X):
@@ -795,7 +813,7 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
                 options = self.solver_options or {}
                 constant = options.get("intercept_scaling", INTERCEPT_SCALING)
             z = scaling.transform(data.X)
-            w, b = scaling.scaled_model(self.coef_, self.intercept_)
+            w, b = scaling.scaled_model(*self._model())
             if w.ndim == 2:  # one-vs-rest: one binary model per class
                 return np.column_stack(
                     [
@@ -807,9 +825,10 @@ class DPLinearModel(SolverDispatch, BaseEstimator):
             return scaling.target_centre + scaling.target_scale * scores
         # the model applies to records clipped to the ranges it was fitted on
         clipped = scaling.clip(data.X)
-        if self.coef_.ndim == 2:  # one row of coefficients per class
-            return np.asarray(clipped @ self.coef_.T, dtype=float) + self.intercept_
-        return np.asarray(clipped @ self.coef_, dtype=float).ravel() + self.intercept_
+        coef, intercept = self._model()
+        if coef.ndim == 2:  # one row of coefficients per class
+            return np.asarray(clipped @ coef.T, dtype=float) + intercept
+        return np.asarray(clipped @ coef, dtype=float).ravel() + intercept
 
     # -- persistence --------------------------------------------------------------------
 

@@ -91,8 +91,9 @@ class DPLogisticRegression(_Classifier):
     at once, so that it costs what a binary fit costs; one-vs-rest with DP-CD,
     DP-GCD and DP-SCD, which fit one margin per record: ``K`` binary fits
     calibrated together to the one ``epsilon`` (``K`` parts in the report;
-    each fit's noise grows about like ``sqrt(K)``). ``coef_`` then has shape
-    ``(K, n_features)``, ``intercept_`` ``(K,)``, and ``multi_class_`` says
+    each fit's noise grows about like ``sqrt(K)``). ``coef_`` has shape
+    ``(K, n_features)`` and ``intercept_`` ``(K,)``, and ``(1, n_features)``
+    and ``(1,)`` for two classes, as scikit-learn's; ``multi_class_`` says
     which way the classes were fitted.
 
     Parameters
@@ -175,7 +176,8 @@ class DPLinearSVC(_Classifier):
     More than two classes, ``K``: one-vs-rest, whatever the solver: ``K``
     binary fits calibrated together to the one ``epsilon`` (``K`` parts in
     the report; each fit's noise grows about like ``sqrt(K)``). ``coef_``
-    then has shape ``(K, n_features)`` and ``intercept_`` ``(K,)``.
+    has shape ``(K, n_features)`` and ``intercept_`` ``(K,)``, and
+    ``(1, n_features)`` and ``(1,)`` for two classes, as scikit-learn's.
 
     Parameters
     ----------

@@ -57,8 +57,9 @@ def model_document(model) -> dict:
         "estimator": type(model).__name__,
         "params": params_document(params),
         "budget": budget_reference(budget),
-        "coef": model.coef_.tolist(),
-        "intercept": np.asarray(model.intercept_, dtype=float).tolist(),
+        # one model as the fit made it, (p,) and a number, as in every version of the format
+        "coef": model._model()[0].tolist(),
+        "intercept": np.asarray(model._model()[1], dtype=float).tolist(),
         "scaling": model.scaling_.to_dict(),
         "n_features_in": model.n_features_in_,
         "feature_names_in": (
@@ -205,8 +206,7 @@ def _rebuild(cls, document):
         )
     if intercept.shape != shape[:-1]:
         raise ValueError(f"intercept has shape {intercept.shape}, expected {shape[:-1]}")
-    model.coef_ = coef
-    model.intercept_ = float(intercept) if rows is None else intercept
+    model._set_model(coef, intercept)
     model.scaling_ = Scaling.from_dict(document["scaling"])
     if model.scaling_.n_features != width:
         raise ValueError(f"scaling has {model.scaling_.n_features} features, not {width}")
