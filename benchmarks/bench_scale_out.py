@@ -18,18 +18,21 @@ one thread each, memory limit ``--memory-limit`` per worker:
   files shared between the two workers, in parallel: cold (each file evicted
   from the page cache first, ``posix_fadvise(DONTNEED)``) and warm.
 * **The fit**: ``ShardedRows.from_files(files, target="y",
-  task="classification", resident=False, reread=True)``, each worker reading
-  its files again for each pass (no copy held, nothing spilled), then
-  ``DPLogisticRegression(epsilon=1.0, random_state=0).fit(rows)``, every other
-  argument by default (``solver="auto"``: DP-AGD on row chunks). Time to load
-  (the chunks read and validate their files once), time of the fit, the
+  task="classification", classes=[0, 1], resident=False, reread=True)``, each
+  worker reading its files again for each pass (no copy held, nothing
+  spilled), then ``DPLogisticRegression(epsilon=1.0, classes=[0, 1],
+  random_state=0).fit(rows)`` (the 0/1 labels are public: the workers read
+  them, so they cannot be selected privately), every other argument by
+  default (``solver="auto"``: DP-AGD on row chunks). Time to load (the
+  chunks read and validate their files once), time of the fit, the
   passes over the data it made (the reads per chunk), time per pass against
   the I/O floor, and the peak resident memory of each worker (sampled every
   second, ``psutil``).
 * **Accuracy** on a held-out file of 1,000,000 records, against the same
-  default ``DPLogisticRegression(epsilon=1.0)`` fitted in memory on the first
-  ``--sample-files`` files (a sample that fits in memory), and scikit-learn's
-  non-private ``LogisticRegression`` on the standardised first file.
+  default ``DPLogisticRegression(epsilon=1.0, classes=[0, 1])`` fitted in
+  memory on the first ``--sample-files`` files (a sample that fits in
+  memory), and scikit-learn's non-private ``LogisticRegression`` on the
+  standardised first file.
 
 Usage::
 
@@ -55,6 +58,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 ROWS, FEATURES, INFORMATIVE = 1_000_000, 100, 10
+#: the target's labels, public (0/1 by construction): row chunks read by their workers cannot
+#: have their labels selected privately, and the sample fit is given them too, to compare
+CLASSES = [0, 1]
 SEED = 20261126
 
 
@@ -164,7 +170,7 @@ def sample_fit(paths, test, sample_files):
     y = np.concatenate([part.decode(part.y) for part in parts])
     del parts
     start = time.perf_counter()
-    model = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    model = DPLogisticRegression(epsilon=1.0, classes=CLASSES, random_state=0).fit(X, y)
     seconds = time.perf_counter() - start
     private = {"records": len(y), "seconds": seconds, "solver": model.solver_,
                "accuracy": float(model.score(held_out.X, y_test))}  # fmt: skip
@@ -184,11 +190,11 @@ def cluster_fit(client, paths, held_out, y_test):
     with MemoryWatch(client) as watch:
         start = time.perf_counter()
         rows = ShardedRows.from_files(paths, client=client, target="y", task="classification",
-                                      resident=False, reread=True)  # fmt: skip
+                                      classes=CLASSES, resident=False, reread=True)  # fmt: skip
         loaded = time.perf_counter() - start
         with rows:
             start = time.perf_counter()
-            model = DPLogisticRegression(epsilon=1.0, random_state=0).fit(rows)
+            model = DPLogisticRegression(epsilon=1.0, classes=CLASSES, random_state=0).fit(rows)
             seconds = time.perf_counter() - start
             reads = [fact["reads"] for fact in rows.facts()]
     return {

@@ -779,19 +779,23 @@ def test_the_estimators_clip_is_lambda_n_over_the_batch_capped_at_one():
     spec = get_solver("dp-scd")
     shape = ProblemShape(8000, 68, "logistic", L2(1e-4), fit_intercept=True)
     # alpha N / L with the default batch min(256, N / 20) = 256
-    assert spec.arguments(Settings(), shape)["clip"] == pytest.approx(1e-4 * 8000 / 256)
+    assert spec.arguments(Settings(), shape, epsilon=1.0, delta=1e-6)["clip"] == pytest.approx(
+        1e-4 * 8000 / 256
+    )
     # the batch the fit takes sets it, and a given clip is kept
-    assert spec.arguments(Settings(batch_size=32), shape)["clip"] == pytest.approx(0.025)
-    assert spec.arguments(Settings(clip=0.5), shape)["clip"] == 0.5
+    assert spec.arguments(Settings(batch_size=32), shape, epsilon=1.0, delta=1e-6)[
+        "clip"
+    ] == pytest.approx(0.025)
+    assert spec.arguments(Settings(clip=0.5), shape, epsilon=1.0, delta=1e-6)["clip"] == 0.5
     ridge = ProblemShape(8000, 68, "squared", L2(1.0), fit_intercept=True)
-    assert spec.arguments(Settings(), ridge)["clip"] == 1.0
+    assert spec.arguments(Settings(), ridge, epsilon=1.0, delta=1e-6)["clip"] == 1.0
 
 
 def test_the_estimators_clip_takes_the_capped_batch_and_leaves_refusals_to_the_check():
     spec = get_solver("dp-scd")
     shape = ProblemShape(300, 4, "logistic", L2(1e-2), fit_intercept=True)
     # a batch above n is capped at n before the clip is computed
-    arguments = spec.arguments(Settings(batch_size=10_000), shape)
+    arguments = spec.arguments(Settings(batch_size=10_000), shape, epsilon=1.0, delta=1e-6)
     assert arguments["batch_size"] == 300
     assert arguments["clip"] == pytest.approx(1e-2 * 300 / 300)
     X, y = make_data(3, n=60, p=4, classification=True)

@@ -144,7 +144,7 @@ def test_settings_become_each_solvers_arguments():
     with pytest.raises(ValueError, match="DP-SCD has no step size"):
         get_solver("dp-scd").arguments(Settings(step=0.5), shape)
     with pytest.raises(TypeError, match="multiple values for keyword argument 'clip'"):
-        get_solver("dp-cd").arguments(Settings(), shape, {"clip": 3.0})
+        get_solver("dp-cd").arguments(Settings(passes=5), shape, {"clip": 3.0})
     with pytest.raises(ValueError, match="not available to the estimators"):
         get_solver("dp-fw").arguments(Settings(), shape)
 
@@ -246,7 +246,7 @@ def test_the_estimators_offer_the_registered_solvers():
     from dpglm.estimators import DEFAULT_PASSES, SOLVERS
 
     assert ("auto", *estimator_solvers()) == SOLVERS
-    assert DEFAULT_PASSES == {"dp-cd": 20.0, "dp-sgd": 10.0, "dp-scd": 10.0}
+    assert DEFAULT_PASSES == {"dp-sgd": 10.0}
     with pytest.raises(ValueError, match=r"solver must be one of \('auto', 'dp-cd'"):
         DPRidge(solver="dp-fw").fit(np.eye(3), np.ones(3))
 
@@ -294,3 +294,58 @@ def test_the_coordinate_solvers_default_clip_scales_with_the_loss_slope(solver, 
     assert clips == {"logistic": base, "squared_hinge": 4 * base, "squared": base}
     given, shape = Settings(clip=0.3), ProblemShape(500, 8, "squared_hinge", L2(1e-3))
     assert spec.arguments(given, shape, **target)["clip"] == 0.3
+
+
+def test_dp_cd_and_dp_scd_default_passes_follow_n_and_epsilon():
+    """DP-CD's passes when passes is None: 0.07 n epsilon / sqrt(8 log(1/delta)) from 10 to
+    320; DP-SCD's: c (max(L, lambda N) epsilon)^(2/3) / (lambda N log(1/delta))^(1/3) from 1
+    to 40, c = 1.25 (0.25 for the squared loss); a given passes wins."""
+
+    def passes(solver, shape, epsilon, delta, given=None):
+        settings = Settings(passes=given)
+        return get_solver(solver).arguments(settings, shape, epsilon=epsilon, delta=delta)[
+            "passes"
+        ]
+
+    adult = ProblemShape(32561, 123, "logistic", L2(1e-4), True)
+    assert passes("dp-cd", adult, 1.0, 32561**-2.0) == pytest.approx(
+        0.07 * 32561 / math.sqrt(8 * math.log(32561**2))
+    )
+    assert passes("dp-cd", adult, 1.0, 32561**-2.0) == pytest.approx(176.8, abs=0.1)
+    assert passes("dp-cd", adult, 0.1, 1e-6) == pytest.approx(21.7, abs=0.1)
+    assert passes("dp-cd", adult, 4.0, 1e-6) == 320.0
+    small = ProblemShape(300, 3, "squared", L2(1e-2), True)
+    assert passes("dp-cd", small, 1.0, 1e-5) == 10.0
+    assert passes("dp-cd", adult, math.inf, 0.0) == 320.0
+    assert passes("dp-cd", adult, 1.0, 1e-6, given=3) == 3
+    # DP-SCD: lambda N = 3.26 < L = 256, so max(L, lambda N) = 256
+    lam_n, log_d = 1e-4 * 32561, math.log(32561**2)
+    expected = 1.25 * (256 * 1.0) ** (2 / 3) / (lam_n * log_d) ** (1 / 3)
+    assert passes("dp-scd", adult, 1.0, 32561**-2.0) == pytest.approx(expected)
+    assert 12 < expected < 13
+    ridge = ProblemShape(15480, 8, "squared", L2(1e-3), True)
+    assert passes("dp-scd", ridge, 1.0, 1e-8) == pytest.approx(1.5, abs=0.05)
+    assert passes("dp-scd", adult, 0.01, 1e-6) == 1.0 and passes("dp-scd", adult, 1e6, 1e-6) == 40
+    assert passes("dp-scd", adult, 1.0, 1e-6, given=2.5) == 2.5
+    with pytest.raises(ValueError, match="give epsilon and delta"):
+        get_solver("dp-cd").arguments(Settings(), small)
+
+
+def test_dp_agd_default_splits_follow_the_squared_loss_law():
+    """DP-AGD's splits when None: 0.9 n sqrt(rho / d) within [10, 240] for the squared loss,
+    60 for the others; a given splits wins."""
+    from dpglm.solvers.dp_agd import default_splits
+
+    communities = ProblemShape(1496, 100, "squared", None, True)  # d = 101 coordinates
+    assert default_splits(communities, 0.02) == pytest.approx(0.9 * 1496 * math.sqrt(0.02 / 101))
+    assert default_splits(communities, 1e-5) == 10.0
+    assert default_splits(ProblemShape(15480, 8, "squared", None, True), 0.1) == 240.0
+    assert default_splits(ProblemShape(15480, 8, "logistic", "l2", True), 0.1) == 60.0
+    from dpglm.solvers.dp_agd import dp_agd
+
+    X, y = make_data(5, n=400, p=6)
+    problem = Problem(X, y, "squared", fit_intercept=True)
+    fit = dp_agd(problem, epsilon=1.0, delta=1e-6, max_iter=3, random_state=0)
+    assert fit.info["splits"] == pytest.approx(default_splits(problem, fit.info["rho"]))
+    given = dp_agd(problem, epsilon=1.0, delta=1e-6, splits=33.0, max_iter=3, random_state=0)
+    assert given.info["splits"] == 33.0

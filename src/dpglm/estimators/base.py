@@ -908,7 +908,12 @@ COMMON_PARAMETERS_DOC = """
         Each is measured.
     passes : float, optional
         Work: passes over the data (DP-CD, DP-SGD, DP-SCD) or greedy steps (DP-GCD);
-        None: ``DEFAULT_PASSES`` (20, 10 and 10), and for DP-GCD
+        None: DP-SGD's 10 (``DEFAULT_PASSES``), and a rule of the fit's ``n``,
+        ``epsilon`` and ``delta`` for the others, each from its paper's bound
+        and measured: DP-CD ``0.07 n epsilon / sqrt(8 log(1/delta))`` passes
+        from 10 to 320 (:func:`~dpglm.solvers.dp_cd.estimator_passes`), DP-SCD
+        ``c (max(L, lambda N) epsilon)^(2/3) / (lambda N log(1/delta))^(1/3)``
+        from 1 to 40 (:func:`~dpglm.solvers.dp_scd.estimator_passes`), DP-GCD
         ``0.4 (n epsilon)^(2/3) / log(1/delta)^(1/3)`` steps, from 10 to 1,000
         (:func:`~dpglm.solvers.dp_gcd.estimator_steps`). DP-AGD runs until its
         budget is spent; ``passes`` caps its steps.

@@ -420,8 +420,8 @@ class EstimatorMapping:
         batches) alone; None: :data:`DEFAULT_CLIP`.
     default_work : callable, optional
         ``default_work(shape, epsilon, delta)``: the work when ``passes=None``,
-        from the shape and the fit's target (DP-GCD's greedy steps); in place
-        of ``passes``.
+        from the shape and the fit's target (DP-CD's and DP-SCD's passes,
+        DP-GCD's greedy steps); in place of ``passes``.
 
     Examples
     --------
@@ -823,9 +823,11 @@ def estimator_solvers() -> tuple:
 def default_passes() -> dict:
     """The estimators' work per solver when ``passes=None`` (the solvers that have one).
 
-    Passes over the data for DP-CD, DP-SGD and DP-SCD; DP-GCD's greedy steps
-    follow ``(n, epsilon, delta)`` (:func:`~dpglm.solvers.dp_gcd.estimator_steps`)
-    and DP-AGD runs until its budget is spent, so neither is listed.
+    Passes over the data for DP-SGD; DP-CD's and DP-SCD's passes and
+    DP-GCD's greedy steps follow ``(n, epsilon, delta)`` (their
+    ``estimator_passes`` and :func:`~dpglm.solvers.dp_gcd.estimator_steps`,
+    the mappings' ``default_work``) and DP-AGD runs until its budget is
+    spent, so none of those is listed.
     DP-SGD's 10, measured against 2.5 to 40 (3 seeds, epsilon 1 and 4, the
     seven dense tables of ``benchmarks/bench_defaults.py``): within 1.3
     points of the best on every row, where the best ranges from 5 (madelon)
@@ -836,7 +838,7 @@ def default_passes() -> dict:
     Examples
     --------
     >>> default_passes()
-    {'dp-cd': 20.0, 'dp-sgd': 10.0, 'dp-scd': 10.0}
+    {'dp-sgd': 10.0}
     """
     return {
         name: solver.estimator.passes
