@@ -27,10 +27,10 @@ import numpy as np
 
 from dpglm.data.columns import is_missing_scalar
 from dpglm.data.locations import preview
-from dpglm.estimators.dispatch import default_delta
-from dpglm.estimators.tables import composed_report
+from dpglm.estimators.tables import composed_report, seed_sequence
 from dpglm.exceptions import BudgetExceededError, NonFiniteValueError, TargetError
 from dpglm.preprocessing.label_sets import LABEL_PART, LabelSelection, relabelled
+from dpglm.privacy.targets import default_delta
 
 __all__ = [
     "check_affordable",
@@ -60,8 +60,7 @@ def label_random_state(random_state):
     >>> label_random_state(3).spawn_key, label_random_state(None)
     ((1752597,), None)
     """
-    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
-        random_state = np.random.SeedSequence(int(random_state))
+    random_state = seed_sequence(random_state)
     if isinstance(random_state, np.random.SeedSequence):
         return np.random.SeedSequence(
             random_state.entropy,

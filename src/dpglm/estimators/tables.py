@@ -62,6 +62,7 @@ __all__ = [
     "composed_report",
     "fit_encoding",
     "is_table",
+    "seed_sequence",
     "select_for",
 ]
 
@@ -487,11 +488,23 @@ def child_random_states(random_state, count: int, skip: int = 0) -> list:
     >>> [c.spawn_key for c in child_random_states(3, 2, skip=1)]
     [(1,), (2,)]
     """
-    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
-        random_state = np.random.SeedSequence(int(random_state))
+    random_state = seed_sequence(random_state)
     if isinstance(random_state, np.random.SeedSequence):
         return random_state.spawn(skip + count)[skip:]
     return [random_state] * count
+
+
+def seed_sequence(random_state):
+    """An int seed as the SeedSequence of its entropy; anything else as it is.
+
+    Examples
+    --------
+    >>> seed_sequence(3).entropy, seed_sequence(None)
+    (3, None)
+    """
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        return np.random.SeedSequence(int(random_state))
+    return random_state
 
 
 def child_random_state(random_state):
