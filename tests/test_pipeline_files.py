@@ -124,6 +124,11 @@ def test_malformed_pipeline_files_are_refused_with_the_reason(tmp_path, data):
     first["fitted"]["low_"] = first["fitted"]["low_"][:2]
     refused({**document, "steps": [first, document["steps"][1]]},
             r"step 'privateminmaxscaler': low_ must hold 3 values")  # fmt: skip
+    odd = dict(document["steps"][0], fitted={**document["steps"][0]["fitted"], "transform": 1})
+    refused({**document, "steps": [odd, document["steps"][1]]},
+            r"unknown fitted attributes \['transform'\]")  # fmt: skip
+    bare = dict(document["steps"][0], fitted={"low_": [0.0] * 3})
+    refused({**document, "steps": [bare, document["steps"][1]]}, "step 'privateminmaxscaler'")
     unknown = dict(document["steps"][0], transformer="Mystery")
     refused({**document, "steps": [unknown, document["steps"][1]]}, "unknown transformer")
     refused({**document, "steps": document["steps"][:1]}, "last step .* is not a model")

@@ -108,3 +108,21 @@ def test_a_private_step_charged_apart_is_said_in_the_final_report(data):
         shared.fit(X, y)
     assert not [a for a in shared[-1].privacy_report_.assumptions if a.startswith("pipeline")]
     assert len(budget.charges) == 3  # the scaler, the label selection, the model
+
+
+def test_a_step_on_the_same_ledger_shares_the_account(data, tmp_path):
+    """Two openings of one ledger's dataset are one account: nothing to add, nothing said."""
+    from dpglm.privacy.budget import PrivacyBudget
+
+    X, y = data
+    ledger = tmp_path / "ledger.sqlite"
+    first = PrivacyBudget.open(ledger, dataset="d", epsilon=2.0, delta=1e-5)
+    second = PrivacyBudget.open(ledger, dataset="d")
+    pipeline = make_pipeline(
+        PrivateStandardScaler(epsilon=0.5, budget=first, random_state=0),
+        DPLogisticRegression(epsilon=1.0, delta=1e-6, budget=second, random_state=0),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipeline.fit(X, y)
+    assert not [a for a in pipeline[-1].privacy_report_.assumptions if a.startswith("pipeline")]

@@ -112,7 +112,7 @@ def cmd_demo(args):
         f"Private logistic regression (L2 penalty, alpha={DEMO_ALPHA:g}) on the Wisconsin "
         f"breast cancer data (bundled with scikit-learn; {data.n_features} features, "
         f"malignant vs benign): {problem.n_samples} training and {len(test)} test records, "
-        f"{count_runs(args.repeats)} per line (mean ± std), delta = 1/n^2 = {delta:.2g}."
+        f"{count_runs(args.repeats)} per line (mean ± std), default delta {delta:.2g}."
     )
     print(wrap_note(intro, indent=""))
     print()

@@ -28,9 +28,9 @@ class SolverSettings:
     """Hyperparameters of one solver in an experiment (``None``: the solver's default).
 
     ``passes`` is passes over the data for DP-CD and DP-SGD and greedy steps
-    for DP-GCD (default: the solver's work in the registry,
-    :func:`~dpglm.solvers.registry.default_passes`, and DP-GCD's from ``n``
-    and the run's epsilon, :func:`~dpglm.solvers.dp_gcd.estimator_steps`);
+    for DP-GCD (default: DP-SGD's work in the registry,
+    :func:`~dpglm.solvers.registry.default_passes`, and DP-CD's and DP-GCD's
+    from ``n`` and the run's epsilon, the mappings' ``default_work``);
     ``step`` is the step-size factor of the coordinate solvers and the step
     size of DP-SGD.
     """
@@ -51,7 +51,7 @@ class SolverSettings:
         """
         mapping = get_solver(solver).estimator
         passes = mapping.passes if self.passes is None else self.passes
-        if passes is None:  # DP-GCD's steps follow the data's size and the target
+        if passes is None:  # DP-CD's, DP-SCD's and DP-GCD's work follow n and the target
             parts = [f"{mapping.unit} from n and epsilon"]
         else:
             parts = [f"{passes:g} {mapping.unit}"]

@@ -251,7 +251,8 @@ class SolverDispatch:
         spec = get_solver(self._solver_for(shape))
 
         def single(target):
-            # the plan's own target sets the work that depends on it (DP-GCD's steps), as
+            # the plan's own target sets the work that depends on it (DP-CD's and DP-SCD's
+            # passes, DP-GCD's steps), as
             # in _fit_spent, which reads it back from the plan
             arguments = spec.arguments(
                 self._settings(), shape, self.solver_options, epsilon=target, delta=delta

@@ -49,6 +49,7 @@ def save_model(model, path) -> Path:
 def model_document(model) -> dict:
     """The JSON document :func:`save_model` writes for the fitted ``model``."""
     check_is_fitted(model, "coef_")
+    coef, intercept = model._model()  # one model as the fit made it: (p,) and a number
     params = model.get_params(deep=False)
     budget = params.pop("budget", None)
     document = {
@@ -57,9 +58,9 @@ def model_document(model) -> dict:
         "estimator": type(model).__name__,
         "params": params_document(params),
         "budget": budget_reference(budget),
-        # one model as the fit made it, (p,) and a number, as in every version of the format
-        "coef": model._model()[0].tolist(),
-        "intercept": np.asarray(model._model()[1], dtype=float).tolist(),
+        # as in every version of the format
+        "coef": coef.tolist(),
+        "intercept": np.asarray(intercept, dtype=float).tolist(),
         "scaling": model.scaling_.to_dict(),
         "n_features_in": model.n_features_in_,
         "feature_names_in": (

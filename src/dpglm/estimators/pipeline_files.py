@@ -64,6 +64,11 @@ __all__ = ["PIPELINE_FORMAT_VERSION", "pipeline_from_document", "save_pipeline"]
 PIPELINE_FORMAT_VERSION = 1
 #: the fitted attributes of the range transformers that hold integers, not floats
 _COUNTS = ("n_features_in_", "n_samples_seen_")
+#: the fitted attributes a saved transformer may hold: every range transformer's, and the
+#: standard scaler's moments (one value per column unless said)
+_FITTED = ("n_features_in_", "feature_names_in_", "low_", "high_", "delta_", "privacy_report_")
+_MOMENTS = ("mean_", "var_", "scale_", "output_bounds_", "n_samples_seen_")
+_PER_COLUMN = ("feature_names_in_", "low_", "high_", "mean_", "var_", "scale_")
 
 
 def _transformers() -> dict:
@@ -166,11 +171,11 @@ def pipeline_from_document(document: dict, where: str) -> Pipeline:
         raise UnreadableFileError(f"{where} is not a valid dpglm pipeline file: no steps")
     budgets: dict = {}
 
-    def reopen(reference, where):
+    def reopen(reference, place):
         # steps that shared a budget share the one reopened (and warn once if it is lost)
         key = json.dumps(reference, sort_keys=True)
         if key not in budgets:
-            budgets[key] = reopen_budget(reference, where)
+            budgets[key] = reopen_budget(reference, place)
         return budgets[key]
 
     built = []
@@ -190,7 +195,7 @@ def pipeline_from_document(document: dict, where: str) -> Pipeline:
             continue
         try:
             built.append((name, _transformer(step, reopen, f"{where} step {name!r}")))
-        except (KeyError, TypeError, ValueError) as err:
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
             detail = f"missing field {err}" if isinstance(err, KeyError) else str(err)
             raise UnreadableFileError(
                 f"{where} is not a valid dpglm pipeline file: step {name!r}: {detail}"
@@ -209,6 +214,10 @@ def _transformer(step: dict, reopen, where: str):
     params.pop("budget", None)
     transformer = cls(**params)
     fitted = step["fitted"]
+    allowed = (*_FITTED, *(_MOMENTS if cls.__name__ == "PrivateStandardScaler" else ()))
+    unknown = sorted(set(fitted) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown fitted attributes {unknown} of a {cls.__name__}")
     for attribute, value in fitted.items():
         if isinstance(value, dict) and "report" in value:
             value = PrivacyReport.from_dict(value["report"])
@@ -222,8 +231,11 @@ def _transformer(step: dict, reopen, where: str):
             value = float(from_json_numbers(value))
         setattr(transformer, attribute, value)
     p = transformer.n_features_in_
-    for attribute in ("low_", "high_"):
-        if np.shape(getattr(transformer, attribute)) != (p,):
+    for attribute in _PER_COLUMN:
+        if attribute in fitted and np.shape(getattr(transformer, attribute)) != (p,):
             raise ValueError(f"{attribute} must hold {p} values (n_features_in_)")
+    for attribute in ("low_", "high_"):
+        if attribute not in fitted:
+            raise KeyError(attribute)
     transformer.budget = reopen(step.get("budget"), where)
     return transformer

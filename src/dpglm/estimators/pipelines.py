@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 from dpglm.privacy.leaks import warn_privacy_leak
 
@@ -155,8 +156,7 @@ def upstream_charges(estimator) -> tuple:
         report = getattr(step, "privacy_report_", None)
         if not isinstance(report, PrivacyReport) or report.non_private:
             continue  # nothing released, or a leak (upstream_leaks says so)
-        budget = getattr(step, "budget", None)
-        if budget is not None and budget is own:
+        if _same_budget(getattr(step, "budget", None), own):
             continue
         notes.append(
             f"pipeline step {name!r} ({type(step).__name__}) spent epsilon={report.epsilon:.4g}, "
@@ -173,3 +173,16 @@ def upstream_charges(estimator) -> tuple:
             stacklevel=3,
         )
     return tuple(notes)
+
+
+def _same_budget(budget, other) -> bool:
+    """Whether two budgets are one account: the same object, or the same dataset of the
+    same ledger file (each opened with ``PrivacyBudget.open``)."""
+    if budget is None or other is None:
+        return False
+    if budget is other:
+        return True
+    if not (getattr(budget, "persistent", False) and getattr(other, "persistent", False)):
+        return False
+    same_file = Path(budget.ledger_path).resolve() == Path(other.ledger_path).resolve()
+    return same_file and budget.dataset == other.dataset

@@ -308,7 +308,7 @@ class CategoryPlan:
             What the selection may spend (``inf``: no noise, every observed
             value kept, and no privacy).
         delta : float or None, default=None
-            ``None``: ``1 / n_samples**2``. Must be > 0 for a private
+            ``None``: ``min(1 / n_samples**2, 1e-5)``. Must be > 0 for a private
             selection; :data:`THRESHOLD_SHARE` of it pays for the threshold.
         accountant : str, default="auto"
         counts_label, threshold_label : str

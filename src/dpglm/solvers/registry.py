@@ -684,7 +684,8 @@ class Solver:
         estimator's own and not included; an option that sets any of them, or
         a keyword the settings set, is refused as the fit function refuses it.
         ``epsilon`` and ``delta`` (the fit's target) are read by a solver whose
-        default work depends on them (DP-GCD's greedy steps), and required then.
+        default work depends on them (DP-CD's and DP-SCD's passes, DP-GCD's
+        greedy steps), and required then.
 
         Examples
         --------
@@ -905,9 +906,10 @@ def choose_solver(shape, iterative: bool = False) -> str:
 
     On records in row chunks (``shape.chunked``), DP-AGD takes DP-SGD's place
     for a smooth loss: each step of either is a round trip to every chunk,
-    and DP-AGD takes a few dozen steps, each a full pass over the chunks,
-    where DP-SGD takes ``passes n / b`` (millions, for a dataset that needs a
-    cluster) of ``b`` records each.
+    and DP-AGD takes a few dozen steps (up to about 240 for the squared loss
+    on many records, :func:`~dpglm.solvers.dp_agd.default_splits`), each a
+    full pass or two over the chunks, where DP-SGD takes ``passes n / b``
+    (millions, for a dataset that needs a cluster) of ``b`` records each.
 
     >>> choose_solver(ProblemShape(10**7, 30, "logistic", L2(1e-4), chunked=True))
     'dp-agd'
