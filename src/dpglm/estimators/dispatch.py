@@ -252,8 +252,7 @@ class SolverDispatch:
 
         def single(target):
             # the plan's own target sets the work that depends on it (DP-CD's and DP-SCD's
-            # passes, DP-GCD's steps), as
-            # in _fit_spent, which reads it back from the plan
+            # passes, DP-GCD's steps), as in _fit_spent, which reads it back from the plan
             arguments = spec.arguments(
                 self._settings(), shape, self.solver_options, epsilon=target, delta=delta
             )

@@ -71,6 +71,11 @@ _MOMENTS = ("mean_", "var_", "scale_", "output_bounds_", "n_samples_seen_")
 _PER_COLUMN = ("feature_names_in_", "low_", "high_", "mean_", "var_", "scale_")
 
 
+def _fitted_names(cls) -> tuple:
+    """The fitted attributes a saved ``cls`` holds, written and read back alike."""
+    return (*_FITTED, *(_MOMENTS if cls.__name__ == "PrivateStandardScaler" else ()))
+
+
 def _transformers() -> dict:
     from dpglm.preprocessing import PrivateClipper, PrivateMinMaxScaler, PrivateStandardScaler
 
@@ -132,9 +137,10 @@ def _step_document(name, step) -> dict:
     params = step.get_params(deep=False)
     budget = params.pop("budget", None)
     fitted = {}
-    for attribute, value in vars(step).items():
-        if not attribute.endswith("_") or attribute.startswith("_"):
-            continue
+    for attribute in _fitted_names(type(step)):
+        if not hasattr(step, attribute):
+            continue  # feature names only when fitted with them
+        value = getattr(step, attribute)
         if isinstance(value, PrivacyReport):
             value = {"report": value.to_dict()}
         elif attribute == "feature_names_in_":
@@ -214,8 +220,7 @@ def _transformer(step: dict, reopen, where: str):
     params.pop("budget", None)
     transformer = cls(**params)
     fitted = step["fitted"]
-    allowed = (*_FITTED, *(_MOMENTS if cls.__name__ == "PrivateStandardScaler" else ()))
-    unknown = sorted(set(fitted) - set(allowed))
+    unknown = sorted(set(fitted) - set(_fitted_names(cls)))
     if unknown:
         raise ValueError(f"unknown fitted attributes {unknown} of a {cls.__name__}")
     for attribute, value in fitted.items():

@@ -56,6 +56,7 @@ from dpglm.solvers.hyperparameters import (
     check_finite_clip,
     check_positive,
     check_single_output,
+    log_inverse_delta,
     slope_scale,
 )
 from dpglm.solvers.registry import DEFAULT_CLIP, EstimatorMapping, FitPlan, Solver
@@ -514,8 +515,7 @@ def estimator_passes(shape, epsilon: float, delta: float) -> float:
         return MAX_ESTIMATOR_PASSES  # no noise: the most work
     n = shape.n_samples
     # no delta (which the fit refuses, with its own message): 1 / n^2 stands for it
-    log_inverse_delta = math.log(1.0 / delta) if 0 < delta < 1 else 2.0 * math.log(max(n, 2))
-    passes = PASSES_FACTOR * n * epsilon / math.sqrt(8.0 * log_inverse_delta)
+    passes = PASSES_FACTOR * n * epsilon / math.sqrt(8.0 * log_inverse_delta(delta, n))
     return float(min(MAX_ESTIMATOR_PASSES, max(MIN_ESTIMATOR_PASSES, passes)))
 
 

@@ -85,6 +85,7 @@ from dpglm.solvers.hyperparameters import (
     check_positive,
     check_positive_int,
     check_single_output,
+    log_inverse_delta,
     slope_scale,
 )
 from dpglm.solvers.registry import EstimatorMapping, FitPlan, Solver
@@ -192,8 +193,9 @@ def estimator_steps(shape, epsilon: float, delta: float) -> int:
     if not math.isfinite(epsilon):
         return MAX_ESTIMATOR_STEPS
     n = shape.n_samples
-    log_inverse_delta = math.log(1.0 / delta) if 0 < delta < 1 else 2.0 * math.log(max(n, 2))
-    steps = STEPS_FACTOR * (n * epsilon) ** (2.0 / 3.0) / log_inverse_delta ** (1.0 / 3.0)
+    steps = (
+        STEPS_FACTOR * (n * epsilon) ** (2.0 / 3.0) / log_inverse_delta(delta, n) ** (1.0 / 3.0)
+    )
     return int(min(MAX_ESTIMATOR_STEPS, max(MIN_ESTIMATOR_STEPS, round(steps))))
 
 

@@ -172,6 +172,7 @@ from dpglm.solvers.hyperparameters import (
     HYPERPARAMETER_ASSUMPTION,
     check_finite_clip,
     check_positive,
+    log_inverse_delta,
 )
 from dpglm.solvers.registry import (
     DEFAULT_CLIP,
@@ -874,13 +875,12 @@ def estimator_passes(shape, epsilon: float, delta: float) -> float:
     n = shape.n_samples
     if alpha is None or not alpha > 0 or not math.isfinite(epsilon):
         return MAX_ESTIMATOR_PASSES  # refused by the fit's own checks, or no noise
-    # no delta (which the fit refuses, with its own message): 1 / n^2 stands for it
-    log_inverse_delta = math.log(1.0 / delta) if 0 < delta < 1 else 2.0 * math.log(max(n, 2))
     lambda_n = float(alpha) * n
     batch = min(default_batch_size(n), n)
     factor = SQUARED_PASSES_FACTOR if shape.datafit.name == "squared" else PASSES_FACTOR
     passes = factor * (max(batch, lambda_n) * epsilon) ** (2.0 / 3.0)
-    passes /= (lambda_n * log_inverse_delta) ** (1.0 / 3.0)
+    # no delta (which the fit refuses, with its own message): 1 / n^2 stands for it
+    passes /= (lambda_n * log_inverse_delta(delta, n)) ** (1.0 / 3.0)
     return float(min(MAX_ESTIMATOR_PASSES, max(MIN_ESTIMATOR_PASSES, passes)))
 
 

@@ -177,3 +177,17 @@ def check_in_memory_outputs(problem, solver: str) -> None:
                 f"{solver} fits the {problem.datafit.name} loss on records in memory only, "
                 "not in row chunks"
             ) from None
+
+
+def log_inverse_delta(delta: float, n_samples: int) -> float:
+    """``log(1 / delta)`` for a rule of the estimators' work; without a ``delta`` in
+    ``(0, 1)`` (a pure-DP plan, or one the fit refuses), ``1 / n**2`` stands for it.
+
+    Examples
+    --------
+    >>> round(log_inverse_delta(1e-6, 100), 2), round(log_inverse_delta(0.0, 100), 2)
+    (13.82, 9.21)
+    """
+    if 0 < delta < 1:
+        return math.log(1.0 / delta)
+    return 2.0 * math.log(max(n_samples, 2))
