@@ -1,4 +1,4 @@
-"""The paper's vertical Frank-Wolfe calibrated as one plan, and its parameters from the rule.
+"""The vertical fit: Algorithm 2 calibrated as one plan with its parameter rule, and the default.
 
 On the problem of ``bench_vertical_sketch.py`` (the issue's: ``K = 2``,
 ``n = 100,000``, ``d = 100`` uniform on ``[-1, 1]``, 8 true non-zeros,
@@ -22,6 +22,11 @@ held-out ``R^2`` over three seeds:
 4. **Larger n at epsilon 1**: the rule at ``n`` in ``--large`` (default
    1,000,000), against ``w = 0``; ``--large-sketch-dim`` and ``--large-n-iter``
    fix ``m`` and ``T`` instead; rows of other ``n`` from earlier runs are kept.
+6. **The screened variant** (``vertical_fw``'s default since; parts 1 to 4 run
+   Algorithm 2, ``variant="paper"``): at ``n = 100,000`` and ``epsilon`` in
+   {1, 2, 4, 16}, then at ``epsilon = 1`` for the ``n`` of
+   ``--screened-sizes``, ``--screened-seeds`` seeds each (default 10), with
+   the shared columns, the sketch's rows and the regime's prediction.
 
 Parts 1 and 3 run the paper's Gaussian sketch (``sketch="gaussian"``); parts 2
 and 4 the sketch of ``--sketch`` (default ``count``, the fit's default), and
@@ -73,7 +78,7 @@ def fit_row(problem, test, radius, epsilon, seed, **kwargs):
             radius=radius,
             feature_bounds=1.0,
             random_state=seed,
-            **kwargs,
+            **{"variant": "paper", **kwargs},
         )
     selection, sketch = fit.report.mechanisms
     regime = fit.info["regime"]
@@ -160,9 +165,60 @@ def large(sizes, radius_of, **given):
     return rows
 
 
+def screened_row(problem, test, radius, epsilon, seed):
+    """The default (screened) fit with only epsilon, delta, parties, radius and bounds given."""
+    n = problem.n_samples
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = vertical_fw(problem, epsilon=epsilon, delta=1.0 / n**2, parties=K, radius=radius,
+                          feature_bounds=1.0, random_state=seed)  # fmt: skip
+    info = fit.info
+    return {
+        "n": n,
+        "epsilon": epsilon,
+        "seed": seed,
+        "r2": r2(*test, fit.coef),
+        "report_epsilon": fit.report.epsilon,
+        "multipliers": info["noise_multipliers"],
+        "shared": [len(s) for s in info["shared"]],
+        "sketch_dim": info["sketch_dim"],
+        "ridge": info["ridge"],
+        "uplink": info["uplink"]["total"],
+        "regime": info["regime"],
+        "warned": any(issubclass(w.category, UserWarning) for w in caught),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def screened(sizes, epsilons, seeds):
+    """Part 6: the screened default at each ``(n, epsilon)``, ``seeds`` seeds each."""
+    rows = []
+    for n in sizes:
+        train, test, w = make_data(n, D, NONZEROS)
+        problem = Problem(*train, "squared")
+        for epsilon in epsilons:
+            scores = []
+            for seed in range(seeds):
+                row = screened_row(problem, test, float(np.abs(w).sum()), epsilon, seed)
+                rows.append(row)
+                scores.append(row["r2"])
+            print(
+                f"  screened n={n} eps={epsilon:g}: R^2 mean {np.mean(scores):.3f} "
+                f"[{min(scores):.3f}, {max(scores):.3f}] shared {row['shared']} "
+                f"m={row['sketch_dim']} warned={row['warned']} "
+                f"least={max(row['regime']['least_coefficient_over_radius']):.3g} "
+                f"min_n={row['regime']['min_n']}",
+                flush=True,
+            )
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", default="1,2,3,4")
+    parser.add_argument("--parts", default="1,2,3,4,6")
+    parser.add_argument("--screened-sizes", default="10000,20000,30000,50000,70000,100000")
+    parser.add_argument("--screened-seeds", type=int, default=10)
     parser.add_argument("--rule-epsilons", default="1,2,4,16")
     parser.add_argument("--rule-seeds", type=int, default=SEEDS)
     parser.add_argument("--large", default="1000000")
@@ -218,6 +274,12 @@ def main(argv=None):
             if not (row["n"] in sizes and {"sketch": "gaussian", **row.get("given", {})} == given)
         ]
         report["large"] = kept + rows
+    if 6 in parts:
+        print("6. the screened variant (the default): only epsilon and the public numbers")
+        sizes = [int(x) for x in args.screened_sizes.split(",")]
+        rows = screened([N], [1.0, 2.0, 4.0, 16.0], args.screened_seeds)
+        rows += screened([n for n in sizes if n != N], [1.0], args.screened_seeds)
+        report["screened"] = rows
     report["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=1, default=float))

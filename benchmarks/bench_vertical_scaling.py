@@ -2,12 +2,14 @@
 
 The scaling run of the issue "feature-split private Frank-Wolfe that learns".
 :func:`~dpglm.distributed.vertical_fw.vertical_fw` with only ``epsilon``,
-``delta``, the parties, the radius and the public feature bounds given (``T``,
-``m``, the clip and the budget split come from its parameter rule), on the
+``delta``, the parties, the radius and the public feature bounds given: its
+default, the screened variant (the shared columns, the sketch's rows and the
+ridge from its own rules), or with ``--variant paper`` Algorithm 2 (``T``,
+``m``, the clip and the budget split from its parameter rule; its own JSON), on the
 synthetic LASSO problem of ``bench_distributed.py`` (``X`` uniform on
 ``[-1, 1]``, 24 true non-zeros of magnitude 1, ``y = X w_true + N(0, 1)``, the
 L1 ball of radius ``||w_true||_1 = 24``; the vertical fit on the product of the
-``K`` parties' balls of radius ``24 / K``), for ``n`` from 200,000 to 1,000,000
+``K`` parties' balls of radius ``24 / K``), for ``n`` from 200,000 to 2,000,000
 at ``d = 200``, ``epsilon`` in {1, 4, 16}, ``K`` in {2, 4}, against
 
 * centralized private Frank-Wolfe (:func:`~dpglm.solvers.dp_fw.dp_fw`, its
@@ -29,7 +31,7 @@ uplink bytes counted by the engine.
 The vertical fits run on a real ``distributed.LocalCluster`` (2 worker
 processes, 1 thread each; the columns shipped once per ``(n, K)`` and reused,
 as in ``bench_distributed.py``), with the fit's default count sketch
-(``--sketch gaussian``: the paper's dense Gaussian ``J``, whose ``m x n``
+(``--variant paper --sketch gaussian``: the paper's dense Gaussian ``J``, whose ``m x n``
 float64 every party rebuilds, ``K m n 8`` bytes over the cluster, which caps
 the rule's ``m`` at ``2 10^8 / n``; its results go to their own JSON). Memory
 bounds ``n`` through the columns (``n d 8`` bytes, held by the driver and,
@@ -42,12 +44,14 @@ output says which.
 
 Usage::
 
-    python benchmarks/bench_vertical_scaling.py           # about 6 minutes on 2 cores
+    python benchmarks/bench_vertical_scaling.py           # about 5 minutes on 2 cores
+    python benchmarks/bench_vertical_scaling.py --variant paper   # Algorithm 2
     python benchmarks/bench_vertical_scaling.py --quick   # n = 20,000 and 50,000, a minute
     python benchmarks/bench_vertical_scaling.py --table   # README section and PNG from the JSON
 
 Writes ``benchmarks/results/bench_vertical_scaling.json`` and ``.png`` (with
-``_quick`` for ``--quick``, which leaves the README alone).
+``_paper`` for ``--variant paper``, ``_gaussian`` for its Gaussian sketch, and
+``_quick`` for ``--quick``; only the default run rewrites the README's table).
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "bench_vertical_scaling.json"
 
 FULL = {
-    "ns": [200_000, 500_000, 1_000_000],
+    "ns": [200_000, 500_000, 1_000_000, 2_000_000],
     "d": 200,
     "parties": [2, 4],
     "epsilons": [1.0, 4.0, 16.0],
@@ -96,10 +100,12 @@ QUICK = {"ns": [20_000, 50_000], "d": 100, "parties": [2], "epsilons": [4.0, 16.
 GCD = {"n_iter": 100, "clip": 10.0, "step": 3.0}
 SECTION = """## Feature-split private Frank-Wolfe against n: where it pays
 
-`python benchmarks/bench_vertical_scaling.py` (about 6 minutes on 2 cores; the method and
-the problem are in its docstring): the vertical fit with its parameter rule, against the
-centralized private Frank-Wolfe and DP-GCD on the same data, for n from 200,000 to
-1,000,000. Figure: `results/bench_vertical_scaling.png`."""
+`python benchmarks/bench_vertical_scaling.py` (about 5 minutes on 2 cores; the method and
+the problem are in its docstring): the vertical fit as a user gets it (the screened
+variant, only epsilon, delta, the parties, the radius and the feature bounds given),
+against the centralized private Frank-Wolfe and DP-GCD on the same data, for n from
+200,000 to 2,000,000. `--variant paper` runs Algorithm 2 with its parameter rule instead.
+Figure: `results/bench_vertical_scaling.png`."""
 
 
 def timed(fn):
@@ -144,7 +150,7 @@ def central_rows(X, y, radius, lam, epsilons, seeds, delta):
     return rows
 
 
-def vertical_rows(X, y, radius, parties, epsilons, seeds, delta, sketch):
+def vertical_rows(X, y, radius, parties, epsilons, seeds, delta, sketch, variant):
     from distributed import Client
 
     rows = []
@@ -165,6 +171,7 @@ def vertical_rows(X, y, radius, parties, epsilons, seeds, delta, sketch):
                             engine=engine,
                             random_state=s,
                             sketch=sketch,
+                            variant=variant,
                         )
                     )
                     info = fit.info
@@ -180,8 +187,10 @@ def vertical_rows(X, y, radius, parties, epsilons, seeds, delta, sketch):
                             "n_iter": int(fit.n_iter),
                             "sketch_dim": info["sketch_dim"],
                             "sketch": info["sketch"],
-                            "tau": info["tau"],
-                            "clip": info["clip"],
+                            "variant": info["variant"],
+                            "tau": info.get("tau"),
+                            "clip": info.get("clip"),
+                            "shared": [len(s) for s in info.get("shared", [])],
                             "rule": info["rule"],
                             "regime": info["regime"],
                             "report_epsilon": fit.report.epsilon,
@@ -210,7 +219,8 @@ def measure(config):
         lam = matching_lambda(X, y, ref["theta"])
         rows = central_rows(X, y, radius, lam, config["epsilons"], config["seeds"], delta)
         rows += vertical_rows(X, y, radius, config["parties"], config["epsilons"],
-                              config["seeds"], delta, config["sketch"])  # fmt: skip
+                              config["seeds"], delta, config["sketch"],
+                              config.get("variant", "paper"))  # fmt: skip
         for row in rows:
             row["relative_suboptimality"] = relative(plain, row.pop("coef"), f_star)
         point = {
@@ -252,6 +262,7 @@ def curves(report):
                     "uplink": rows[0].get("uplink"),
                     "n_iter": rows[0].get("n_iter"),
                     "sketch_dim": rows[0].get("sketch_dim"),
+                    "shared": rows[0].get("shared"),
                 }
             )
     return table
@@ -342,7 +353,10 @@ def _method_rows(table, config, cell):
 
 def _time_cell(c):
     cell = f"{c['seconds']:.1f} s"
-    if c["uplink"] is not None:
+    if c["uplink"] is not None and c.get("shared"):
+        shared = "+".join(str(s) for s in c["shared"])
+        cell += f", shared {shared}, m {c['sketch_dim']}, {c['uplink'] / 1e6:.2g} MB"
+    elif c["uplink"] is not None:
         cell += f", T {c['n_iter']}, m {c['sketch_dim']}, {c['uplink'] / 1e6:.2g} MB"
     return cell
 
@@ -426,15 +440,27 @@ def main(argv=None) -> int:
         "--sketch",
         choices=SKETCHES,
         default=COUNT,
-        help="the vertical fit's sketch (gaussian: the paper's; its own JSON)",
+        help="the vertical fit's sketch (gaussian: the paper's, with --variant paper; its "
+        "own JSON)",
+    )
+    parser.add_argument(
+        "--variant",
+        choices=("screened", "paper"),
+        default="screened",
+        help="the vertical fit's variant (paper: Algorithm 2, its own JSON)",
     )
     args = parser.parse_args(argv)
-    suffix = ("_quick" if args.quick else "") + ("_gaussian" if args.sketch == "gaussian" else "")
+    if args.sketch == "gaussian" and args.variant != "paper":
+        parser.error("--sketch gaussian runs Algorithm 2: give --variant paper")
+    suffix = ("_quick" if args.quick else "") + (
+        "_gaussian" if args.sketch == "gaussian" else "_paper" if args.variant == "paper" else ""
+    )
     path = RESULTS.with_name(RESULTS.stem + suffix + ".json")
     if args.table:
         report = json.loads(path.read_text())
     else:
-        config = {**(QUICK if args.quick else FULL), "sketch": args.sketch}
+        config = {**(QUICK if args.quick else FULL), "sketch": args.sketch,
+                  "variant": args.variant}  # fmt: skip
         t0 = time.perf_counter()
         report = measure(dict(config))
         report["seconds"] = time.perf_counter() - t0
@@ -447,7 +473,7 @@ def main(argv=None) -> int:
     text = markdown(report)
     print(text)
     figure(report, path.with_suffix(".png"))
-    if not args.quick and args.sketch == "count":
+    if not args.quick and args.sketch == "count" and args.variant == "screened":
         replace_table("bench_vertical_scaling", text, section=SECTION)
     return 0
 

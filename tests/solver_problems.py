@@ -19,6 +19,24 @@ def seed_of(*parts):
     return zlib.crc32(repr(parts).encode())
 
 
+def issue_problem(n, d=100, nonzeros=8, seed=0):
+    """The vertical fit's issue problem: columns uniform on [-1, 1], ``nonzeros`` non-zeros of
+    magnitude in [1, 3], noise 0.5; ``((X, y), (X_test, y_test), w)``, 20% held out."""
+    rng = np.random.default_rng(seed)
+    total = n + n // 4
+    X = rng.uniform(-1.0, 1.0, (total, d))
+    w = np.zeros(d)
+    support = rng.choice(d, nonzeros, replace=False)
+    w[support] = rng.choice([-1.0, 1.0], nonzeros) * rng.uniform(1.0, 3.0, nonzeros)
+    y = X @ w + 0.5 * rng.standard_normal(total)
+    return (X[:n], y[:n]), (X[n:], y[n:]), w
+
+
+def r2(X, y, coef):
+    """Held-out coefficient of determination of a linear model without intercept."""
+    return 1.0 - np.sum((y - X @ coef) ** 2) / np.sum((y - y.mean()) ** 2)
+
+
 def make_data(seed, n=300, p=8, *, classification=False, sparse=False, density=0.4):
     """Features in [-1, 1] (so ``feature_bounds=1`` is a true bound), a sparse truth."""
     rng = np.random.default_rng(seed)

@@ -149,7 +149,7 @@ def test_without_sketch_or_noise_the_protocol_is_bcfw_over_the_parties_balls(spa
     # every party sampling all its coordinates: BCFW-AS with the elementary sampling
     fit = vertical_fw(
         prob, epsilon=math.inf, delta=0.0, sketch_dim=None, parties=labels, tau=3, radius=radii,
-        n_iter=T, random_state=0,
+        n_iter=T, random_state=0, variant="paper",
     )  # fmt: skip
     ref = dp_bcfw(
         prob, epsilon=math.inf, delta=0.0, radius=radii, blocks=labels, sampling="elementary",
@@ -162,7 +162,7 @@ def test_without_sketch_or_noise_the_protocol_is_bcfw_over_the_parties_balls(spa
     # tau below a party's size: the universal step of the (K, tau)-distributed sampling
     fit = vertical_fw(
         prob, epsilon=math.inf, delta=0.0, sketch_dim=None, parties=labels, tau=2,
-        radius=1.0, n_iter=T, random_state=0,
+        radius=1.0, n_iter=T, random_state=0, variant="paper",
     )  # fmt: skip
     assert fit.info["p_min"] == pytest.approx(2 / 3)
     np.testing.assert_allclose(fit.info["step_sizes"], 2 / (2 / 3 * np.arange(T) + 2))
@@ -171,7 +171,14 @@ def test_without_sketch_or_noise_the_protocol_is_bcfw_over_the_parties_balls(spa
 def test_one_party_without_sketch_is_dp_fw(problem):
     prob = Problem(problem.X, problem.y, "squared", L1Ball(1.5))
     fit = vertical_fw(
-        prob, epsilon=math.inf, delta=0.0, sketch_dim=None, parties=1, tau=7, n_iter=80
+        prob,
+        epsilon=math.inf,
+        delta=0.0,
+        sketch_dim=None,
+        parties=1,
+        tau=7,
+        n_iter=80,
+        variant="paper",
     )
     ref = dp_fw(prob, epsilon=math.inf, delta=0.0, n_iter=80)
     np.testing.assert_array_equal(fit.info["vertices"], ref.info["vertices"])
@@ -189,7 +196,7 @@ def test_non_private_fit_approaches_the_l1_ball_optimum_as_the_sketch_grows():
     for m in (10, 2000, None):
         fit = vertical_fw(
             prob, epsilon=math.inf, delta=0.0, sketch_dim=m, parties=1, tau=5, n_iter=400,
-            random_state=0,
+            random_state=0, variant="paper",
         )  # fmt: skip
         assert np.abs(fit.coef).sum() <= radius * (1 + 1e-12)
         gaps.append((prob.objective(fit.coef) - best.objective) / (f0 - best.objective))
@@ -546,6 +553,29 @@ def test_dask_engine_gives_the_in_process_bits(problem, client):
     np.testing.assert_array_equal(again.coef, local.coef)
     other = vertical_fw(problem, engine=client, **private_kwargs(random_state=8))
     assert not np.array_equal(other.info["vertices"], local.info["vertices"])
+
+
+def test_dask_engine_gives_the_in_process_fit_of_the_screened_variant(client):
+    workers = idle_workers(client)
+    rng = np.random.default_rng(seed_of("screened on dask"))
+    X = rng.uniform(-1.0, 1.0, (20_000, 6))
+    y = 2.0 * X[:, 0] - 1.5 * X[:, 4] + 0.1 * rng.standard_normal(20_000)
+    kwargs = {"epsilon": 4.0, "delta": 1e-8, "parties": 3, "radius": 2.0,
+              "feature_bounds": 1.0, "random_state": 3}  # fmt: skip
+    local = vertical_fw(Problem(X, y, "squared"), engine=InProcessEngine(), **kwargs)
+    remote = vertical_fw(Problem(X, y, "squared"), engine=DaskEngine(client), **kwargs)
+    # the same noise; the statistics are BLAS products, whose rounding may follow the threads
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=1e-12, atol=1e-14)
+    assert [s.tolist() for s in local.info["shared"]] == [[0], [], [4]]
+    assert remote.info["placement"] == [workers[0], workers[1], workers[0]]
+    np.testing.assert_array_equal(
+        remote.info["uplink"]["per_party"], local.info["uplink"]["per_party"]
+    )
+    assert remote.info["uplink"]["matches"] and remote.info["engine"] == "dask"
+    wait_until(
+        lambda: not any(parties_by_worker(client).values()),
+        lambda: f"the parties outlive their fit: {parties_by_worker(client)}",
+    )
 
 
 def test_a_worker_lost_mid_run_names_the_party_and_the_iteration(problem, client):

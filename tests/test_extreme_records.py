@@ -578,7 +578,8 @@ def test_vertical_fw_parties_clip_to_the_bounds_without_copying_bounded_columns(
     assert Party(config, X, y)._X is X
     extreme, _ = with_record(X, y, x=(HUGE, -HUGE, 0.0, 2.0))
     kwargs = {"epsilon": 1.0, "delta": DELTA, "sketch_dim": 20, "parties": 2, "tau": 1,
-              "radius": 3.0, "n_iter": 20, "clip": 2.0, "feature_bounds": 1.0}  # fmt: skip
+              "radius": 3.0, "n_iter": 20, "clip": 2.0, "feature_bounds": 1.0,
+              "variant": "paper"}  # fmt: skip
     fit = vertical_fw(Problem(extreme, y, "squared"), random_state=3, **kwargs)
     want = vertical_fw(Problem(np.clip(extreme, -1, 1), y, "squared"), random_state=3, **kwargs)
     assert_finite_fit(fit)
@@ -654,7 +655,11 @@ def _solver_cases():
                                     random_state=seed, **fw)),
         ("vertical-fw", ("squared",), True, False,
          lambda prob, seed: vertical_fw(prob, epsilon=1.0, delta=DELTA, sketch_dim=8, parties=2,
-                                        feature_bounds=1.0, random_state=seed, **fw)),
+                                        feature_bounds=1.0, random_state=seed, variant="paper",
+                                        **fw)),
+        ("vertical-fw screened", ("squared",), True, False,
+         lambda prob, seed: vertical_fw(prob, epsilon=1.0, delta=DELTA, parties=2, radius=3.0,
+                                        feature_bounds=1.0, random_state=seed)),
         ("data-parallel dp-gcd", ("squared", "logistic"), True, True,
          on_chunks(lambda prob, seed: dp_gcd(prob, epsilon=1.0, delta=DELTA, n_iter=8, clip=1.0,
                                              feature_bounds=1.0, random_state=seed))),
@@ -678,7 +683,7 @@ def _penalty(name, task):
     name = name.removeprefix("data-parallel ")
     if name == "dp-scd":
         return L2(0.1)
-    if name in ("dp-fw", "dp-bcfw", "vertical-fw"):
+    if name in ("dp-fw", "dp-bcfw", "vertical-fw", "vertical-fw screened"):
         return L1Ball(3.0) if name == "dp-fw" else None
     if name in ("dp-agd", "dp-gd"):
         return L2(0.01)

@@ -1,15 +1,19 @@
 """Distributed training: features split across parties, or records split in row chunks.
 
-:func:`~dpglm.distributed.vertical_fw.vertical_fw` runs Algorithm 2 of Lou and
-Cheung (2018): ``K`` parties each hold a block of columns, and a coordinator
-combines their private signed indices and noisy sketched features. The
-protocol (:mod:`dpglm.distributed.protocol`) does not know where the parties
-run; an engine (:mod:`dpglm.distributed.engines`) does: in this process by
-default, or one Dask actor per party (the ``dask`` extra).
-:func:`~dpglm.distributed.vertical_rule.vertical_fw_rule` chooses its iterations,
-sketch size and clip from public numbers, and predicts whether the fit will
-beat ``w = 0``; :mod:`dpglm.distributed.vertical_plan` holds its privacy plan
-and the split of its budget.
+:func:`~dpglm.distributed.vertical_fw.vertical_fw` fits the LASSO when ``K``
+parties each hold a block of columns. By default
+(:mod:`dpglm.distributed.vertical_screened`) the parties release, in three
+rounds, noisy statistics of the columns their noisy marginal scores screen
+in, and the coordinator solves the shared quadratic; ``variant="paper"`` runs
+Algorithm 2 of Lou and Cheung (2018), whose coordinator combines the parties'
+private signed indices and noisy sketched features at every iteration. The
+protocols (:mod:`dpglm.distributed.protocol` and the screened module) do not
+know where the parties run; an engine (:mod:`dpglm.distributed.engines`) does:
+in this process by default, or one Dask actor per party (the ``dask`` extra).
+:func:`~dpglm.distributed.vertical_rule.vertical_fw_rule` chooses Algorithm 2's
+iterations, sketch size and clip from public numbers, and predicts whether
+the fit will beat ``w = 0``; :mod:`dpglm.distributed.vertical_plan` holds its
+privacy plan and the split of its budget.
 
 :class:`~dpglm.distributed.data_parallel.ShardedProblem` is the data-parallel
 side: the records stay in the row chunks of a

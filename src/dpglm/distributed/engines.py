@@ -222,7 +222,7 @@ class DaskEngine(Engine):
         from dpglm.distributed.protocol import Party
 
         future = self.client.submit(
-            Party,
+            Party if setup.party_type is None else setup.party_type,
             setup.config,
             X,
             y,

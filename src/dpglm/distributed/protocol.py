@@ -402,17 +402,21 @@ class PartySetup:
 
     ``seed`` is the party's own stream (a spawned ``SeedSequence``), or
     ``None`` with ``secure=True``: the party then draws from its own
-    operating system's generator.
+    operating system's generator. ``party_type`` is the class built from
+    ``config`` (:class:`Party` by default; the screened variant's
+    :class:`~dpglm.distributed.vertical_screened.ScreenedParty`).
     """
 
-    config: PartyConfig
+    config: object
     X: object
     y: np.ndarray
     seed: object = None
     secure: bool = False
+    party_type: type | None = None
 
-    def build(self) -> Party:
-        return Party(self.config, self.X, self.y, seed=self.seed, secure=self.secure)
+    def build(self):
+        party_type = Party if self.party_type is None else self.party_type
+        return party_type(self.config, self.X, self.y, seed=self.seed, secure=self.secure)
 
 
 def _clip_entries(X, bounds):

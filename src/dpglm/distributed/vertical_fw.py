@@ -4,17 +4,39 @@
 ``min (1/2n) ||A x - y||^2`` over the product of ``K`` L1 balls, one per
 party (``||x_{P_k}||_1 <= r_k``; with one party, the L1 ball of
 :func:`~dpglm.solvers.dp_fw.dp_fw`): the block-separable domain of the paper's
-BCFW-AS analysis, on which the server's step
-``x <- (1 - gamma) x + gamma sum_k s_k`` (``s_k`` a vertex of party ``k``'s ball)
-stays feasible. Columns are held by the parties, which run the protocol of
-:mod:`dpglm.distributed.protocol` on an engine of
-:mod:`dpglm.distributed.engines`. Each iteration every party draws ``tau`` of its
-``d_k`` coordinates, so the coordinates follow the ``(K, tau)``-distributed
-sampling of :class:`~dpglm.solvers.fw_sampling.Distributed`, and the step size is
-BCFW-AS's universal ``2 / (p_min t + 2)``, ``p_min = tau / max_k d_k``.
+BCFW-AS analysis. Columns are held by the parties, which run a protocol on an
+engine of :mod:`dpglm.distributed.engines`.
 
-Two variants (``variant``):
+Three variants (``variant``):
 
+``"screened"`` (default)
+    The parties release, once, what the LASSO needs on a small shared
+    support: each party's noisy marginal scores pick the columns it shares;
+    each party then releases its own block's statistics on them and their
+    noisy count sketch, and, against the other parties' released sketches,
+    its cross statistics; the coordinator solves the shared quadratic over
+    the product of the balls (post-processing). Three rounds, no iterations
+    on the parties. See :mod:`dpglm.distributed.vertical_screened` for the
+    protocol, its privacy and its parameters (``max_shared``, the sketch's
+    rows ``sketch_dim``, the ridge). How it differs from Algorithm 2: the noise
+    is paid on the ``s_k`` shared columns instead of ``K T`` sketched vertices,
+    it enters the model through the solve of a quadratic (an excess loss
+    quadratic in the noise) instead of through Frank-Wolfe's choice of
+    vertices (linear in it), and a party's own block is released as an
+    aggregate. Measured on the issue's problems (the benchmarks'
+    ``bench_vertical_rule.py`` and ``bench_vertical_scaling.py``):
+
+    * ``n = 100,000``, ``d = 100``, ``K = 2``, only ``epsilon``, ``delta``,
+      the parties, the radius and the feature bounds given: held-out ``R^2``
+      0.97 at ``epsilon = 4`` (Algorithm 2 with the count sketch: 0.30), 0.70
+      at ``epsilon = 1`` (-0.12);
+    * ``n = 10^6``, ``d = 200``: relative suboptimality 0.066 (``K = 2``) and
+      0.085 (``K = 4``) at ``epsilon = 4``, against 0.185 for the centralized
+      private Frank-Wolfe and 2.1 for Algorithm 2.
+
+    What it assumes: marginal screening finds the columns that matter (a
+    column whose effect shows only jointly with correlated others may not
+    be shared), and columns not shared get coefficient 0.
 ``"centred"``
     The broadcast sketches the *residual*: party 0 uploads, once, the sketch
     of the targets ``J y`` (with Gaussian noise), and the coordinator
@@ -25,39 +47,45 @@ Two variants (``variant``):
     whose minimiser is ``w`` itself when ``y = A w``), and needs ``m`` of the
     order of ``d`` or more. Cost: ``m`` more floats of uplink, and one more
     Gaussian release. Calibrated as a whole by an accountant (``"auto"``).
-``"paper"`` (default)
-    Algorithm 2 as published: ``q = J A x`` and the parties take
-    ``u = J^T q`` as the margins, so their gradients
+``"paper"``
+    Algorithm 2 as published (kept by name for the paper's reproduction):
+    ``q = J A x`` and the parties take ``u = J^T q`` as the margins, so their gradients
     ``(1/n) a_j^T (J^T J A x - y)`` keep an error of the order of
     ``||a_j|| ||A x|| / (n sqrt(m))`` that does not vanish at the optimum; the
     fit minimises ``(1/2n) ||J A x||^2 - (1/n) y^T A x``, whose minimiser is off
     by ``O(sqrt(d / m))`` of ``w`` itself. Measured on ``n = 100,000``,
     ``d = 100``, ``K = 2``, ``m = 200``, ``T = 50``, without noise: held-out
     ``R^2`` 0.71 against 0.96 centred (``benchmarks/bench_vertical_sketch.py``).
-    It stays the default: under privacy the centred variant's extra release
-    (whose sensitivity grows with the target bound) costs more than its
-    smaller sketch error gains at the sizes measured (``R^2`` 0.05 against
-    0.50 at epsilon 16 under the paper's calibration).
+    Under privacy the centred variant's extra release (whose sensitivity
+    grows with the target bound) costs more than its smaller sketch error
+    gains at the sizes measured (``R^2`` 0.05 against 0.50 at epsilon 16 under
+    the paper's calibration).
 
-The sketch (``sketch``): by default a count sketch, each record hashed to one
-of the ``m`` rows with a random sign (:class:`~dpglm.distributed.protocol.SketchSpec`),
-in place of the paper's dense Gaussian ``J``. Both have ``E[J^T J] = I`` and
-the same error on the inner products the gradients read; the count sketch's
-columns have norm exactly 1, where the Gaussian's longest column (the
-sensitivity's factor) is 1.1 to 1.3 times longer at the sizes measured, and
-it takes ``O(n)`` memory and work where the Gaussian takes ``O(m n)``, so that
-the rule's ``m`` is no longer capped by memory, and its iterations are cheap
-enough that the rule runs four times as many (:func:`vertical_fw_rule`).
-Measured on the issue's problem (``n = 100,000``, ``d = 100``, ``K = 2``,
-only the target, parties, radius and feature bounds given;
-``benchmarks/bench_vertical_rule.py``): held-out ``R^2`` 0.30 at
-``epsilon = 4`` (40 seeds; the Gaussian sketch at its rule's sizes: 0.15 over
-8), 0.85 at 16 (0.71), -0.12 at 1 (-0.40), in about 1 s a fit (the Gaussian:
-15 to 35 s); without noise, at the same ``m = 817`` and ``T = 50``, 0.90 for
-both. ``sketch="gaussian"`` runs the paper's.
+The sketch of the Frank-Wolfe variants (``sketch``): by default a count sketch, each
+record hashed to one of the ``m`` rows with a random sign
+(:class:`~dpglm.distributed.protocol.SketchSpec`), in place of the paper's dense
+Gaussian ``J``. Both have ``E[J^T J] = I`` and the same error on the inner products the
+gradients read; the count sketch's columns have norm exactly 1, where the Gaussian's
+longest column (the sensitivity's factor) is 1.1 to 1.3 times longer at the sizes
+measured, and it takes ``O(n)`` memory and work where the Gaussian takes ``O(m n)``, so
+that the rule's ``m`` is no longer capped by memory, and its iterations are cheap enough
+that the rule runs four times as many (:func:`vertical_fw_rule`). Measured on the
+issue's problem (``n = 100,000``, ``d = 100``, ``K = 2``, only the target, parties,
+radius and feature bounds given; ``benchmarks/bench_vertical_rule.py``): held-out
+``R^2`` 0.30 at ``epsilon = 4`` (40 seeds; the Gaussian sketch at its rule's sizes: 0.15
+over 8), 0.85 at 16 (0.71), -0.12 at 1 (-0.40), in about 1 s a fit (the Gaussian: 15 to
+35 s); without noise, at the same ``m = 817`` and ``T = 50``, 0.90 for both.
+``sketch="gaussian"`` runs the paper's.
 
-Privacy (replace-one neighbours, ``n`` public; ``y`` is held by every party, as
-in the paper). Two kinds of uploads depend on the data, ``K T`` of each:
+The Frank-Wolfe variants (``"centred"`` and ``"paper"``): each iteration every
+party draws ``tau`` of its ``d_k`` coordinates, so the coordinates follow the
+``(K, tau)``-distributed sampling of :class:`~dpglm.solvers.fw_sampling.Distributed`,
+and the step size is BCFW-AS's universal ``2 / (p_min t + 2)``,
+``p_min = tau / max_k d_k``; the coordinator's step
+``x <- (1 - gamma) x + gamma sum_k s_k`` (``s_k`` a vertex of party ``k``'s
+ball) stays feasible. Their privacy (replace-one neighbours, ``n`` public;
+``y`` is held by every party, as in the paper): two kinds of uploads depend on
+the data, ``K T`` of each:
 
 **Signed indices.** Party ``k`` computes its partial gradients from the
 public broadcast: ``g_j = (1/n) sum_i clip((u_i - y_i) A_ij, C)`` with
@@ -191,10 +219,26 @@ Examples
 >>> from dpglm.distributed.vertical_fw import vertical_fw
 >>> from dpglm.problem import Problem
 >>> rng = np.random.default_rng(0)
->>> X = rng.uniform(-1, 1, (2000, 8))
->>> y = 3 * X[:, 0] - 2 * X[:, 5] + 0.1 * rng.standard_normal(2000)
+>>> X = rng.uniform(-1, 1, (20_000, 8))
+>>> y = 3 * X[:, 0] - 2 * X[:, 5] + 0.1 * rng.standard_normal(20_000)
 >>> fit = vertical_fw(
 ...     Problem(X, y, "squared"),
+...     epsilon=2.0,
+...     delta=1e-9,
+...     parties=2,
+...     radius=3.0,
+...     feature_bounds=1.0,
+...     random_state=0,
+... )
+>>> [m.part for m in fit.report.mechanisms]
+['column screening', 'own statistics', 'feature sharing', 'cross statistics']
+>>> [s.tolist() for s in fit.info["shared"]], np.round(fit.coef[[0, 5]], 1).tolist()
+([[0], [5]], [2.8, -2.0])
+
+The paper's Algorithm 2, with its sizes given:
+
+>>> fit = vertical_fw(
+...     Problem(X[:2000], y[:2000], "squared"),
 ...     epsilon=1.0,
 ...     delta=1e-6,
 ...     parties=2,
@@ -205,6 +249,7 @@ Examples
 ...     clip=2.0,
 ...     feature_bounds=1.0,
 ...     random_state=0,
+...     variant="paper",
 ... )
 >>> bool(fit.report.epsilon <= 1.0), [m.part for m in fit.report.mechanisms]
 (True, ['index selection', 'feature sharing'])
@@ -221,6 +266,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -253,6 +299,16 @@ from dpglm.distributed.vertical_rule import (
     predicted_regime,
     vertical_fw_rule,
 )
+from dpglm.distributed.vertical_screened import (
+    MAX_SHARED,
+    ROUNDS,
+    SCREENED,
+    ScreenedConfig,
+    ScreenedCoordinator,
+    ScreenedParty,
+    screened_events,
+    screened_regime,
+)
 from dpglm.penalties import NoPenalty
 from dpglm.privacy.events import PrivacyPlan
 from dpglm.privacy.mechanisms import NoiseSource, keyed_seed_sequence
@@ -275,8 +331,11 @@ __all__ = ["VerticalRule", "vertical_fw", "vertical_fw_rule"]
 
 SOLVER = "vertical-FW"
 NOISES = ("laplace", "gumbel")
-VARIANTS = ("centred", "paper")
+VARIANTS = (SCREENED, "centred", "paper")
 AUTO = "auto"
+#: the screened fit warns when the least coefficient it can share is this many times the level
+#: from which it learns (see vertical_screened.screened_regime)
+FAR_OUTSIDE = 2.0
 
 
 # --- validation -----------------------------------------------------------------------------
@@ -542,10 +601,11 @@ def vertical_fw(
     n_iter: int | None = None,
     clip: float | None = None,
     feature_bounds=None,
-    noise: str = "laplace",
+    noise: str | None = None,
     selection_share: float | None = None,
     accountant: str | None = None,
-    variant: str = "paper",
+    variant: str = SCREENED,
+    max_shared: int | None = None,
     target_bound=None,
     engine=None,
     budget=None,
@@ -571,7 +631,9 @@ def vertical_fw(
     sketch_dim : int, None or "auto", default="auto"
         ``m``, rows of the public sketch ``J``; ``None`` is no sketch (each
         upload is then a noisy full column, ``m = n``); ``"auto"``: from
-        :func:`vertical_fw_rule`.
+        :func:`vertical_fw_rule` (Frank-Wolfe variants) or, once the shared
+        columns are known, from
+        :func:`~dpglm.distributed.vertical_screened.sketch_rows` (screened).
     sketch : {"count", "gaussian"}, default="count"
         The kind of public sketch ``J``
         (:class:`~dpglm.distributed.protocol.SketchSpec`): a count sketch,
@@ -582,7 +644,8 @@ def vertical_fw(
         memory; or ``"gaussian"``, the paper's ``J`` (for its reproduction, with
         ``accountant="paper"`` and the paper's ``n_iter``: the rule's split weighs
         the selections by :func:`~dpglm.distributed.vertical_plan.selection_averaging`
-        whatever the sketch). Ignored with ``sketch_dim=None`` (``J = I``).
+        whatever the sketch; the screened variant takes the count sketch
+        only). Ignored with ``sketch_dim=None`` (``J = I``).
     radius : float or array_like of shape (K,), optional
         ``r_k``, radius of each party's L1 ball; defaults to the problem's
         L1Ball (one party).
@@ -590,11 +653,12 @@ def vertical_fw(
         ``K`` (contiguous near-equal column blocks) or each feature's party;
         required with a Problem, implied by a sequence of blocks.
     tau : int, optional
-        Coordinates each party samples per iteration; default: as many as the
-        smallest party holds (the rule's).
+        Frank-Wolfe variants: coordinates each party samples per iteration;
+        default: as many as the smallest party holds (the rule's).
     n_iter : int, optional
-        ``T``; default: :func:`vertical_fw_rule`'s.
+        Frank-Wolfe variants: ``T``; default: :func:`vertical_fw_rule`'s.
     clip : float, optional
+        Frank-Wolfe variants:
         ``C``, bound on every per-sample gradient term (finite unless
         ``epsilon = inf``; a public hyperparameter); default:
         :func:`vertical_fw_rule`'s, a fraction of the noise the pseudo-margins
@@ -602,11 +666,11 @@ def vertical_fw(
     feature_bounds : float or array_like of shape (n_features,), optional
         ``b_j``: each party clips the entries of its column ``j`` to
         ``[-b_j, b_j]``. Required for a private fit; public.
-    noise : {"laplace", "gumbel"}, default="laplace"
-        Selection noise (Laplace: the paper's report-noisy-max; Gumbel: the
-        exponential mechanism).
+    noise : {"laplace", "gumbel"}, optional
+        Frank-Wolfe variants: selection noise (Laplace, the default: the
+        paper's report-noisy-max; Gumbel: the exponential mechanism).
     selection_share : float in (0, 1), optional
-        The indices' share of the budget: of ``(epsilon, delta)`` with
+        Frank-Wolfe variants: the indices' share of the budget: of ``(epsilon, delta)`` with
         ``accountant="paper"`` (one half by default), of the plan's zCDP
         ``rho`` otherwise (by default the split that leaves the least noise on
         the last vertex scores).
@@ -615,13 +679,18 @@ def vertical_fw(
         valid accountant; an accountant's name: by that one; ``"paper"``
         (``variant="paper"`` only): the paper's calibration (see the module
         docstring).
-    variant : {"paper", "centred"}, default="paper"
+    variant : {"screened", "paper", "centred"}, default="screened"
+        ``"screened"``: shared statistics on screened columns, solved by the
+        coordinator (:mod:`~dpglm.distributed.vertical_screened`);
         ``"centred"``: the broadcast sketches the residual ``A x - y`` (party 0
         uploads ``J y`` once); ``"paper"``: Algorithm 2 as published (the
         margins ``A x``). See the module docstring.
+    max_shared : int, optional
+        Screened variant: the most columns a party shares (default 64).
     target_bound : float, optional
-        ``B``, centred and private: party 0 clips the targets to ``[-B, B]``
-        before sketching them. Default ``sum_k r_k max_{j in P_k} b_j``.
+        ``B``, private, screened and centred: the targets are clipped to
+        ``[-B, B]`` before any statistic of them. Default
+        ``sum_k r_k max_{j in P_k} b_j``.
     engine : Engine or distributed.Client, optional
         Where the parties run: ``None`` is an
         :class:`~dpglm.distributed.engines.InProcessEngine`; a client or a
@@ -639,14 +708,20 @@ def vertical_fw(
         The public seed of ``J`` (default: derived from ``random_state``).
     callback : callable, optional
         ``callback(iteration, coef)`` after every iteration (``iteration``
-        completed so far; ``coef`` a copy of the iterate, itself private).
+        completed so far; ``coef`` a copy of the iterate, itself private);
+        the screened variant calls it once, with its 3 rounds and the model.
 
     Returns
     -------
     FitResult
-        ``info["vertices"]`` holds the ``K T`` uploaded indices as
-        ``(feature, sign)`` rows; ``info["uplink"]`` the bytes received from
-        each party and in total, with the paper's count
+        Screened: ``info["shared"]`` each party's shared columns (global
+        indices), ``info["uplink"]`` the bytes counted against the protocol's
+        formula, ``info["regime"]`` the least coefficient each party can
+        share over its radius and the ``n`` from which the fit is expected to
+        learn, ``info["ridge"]`` and ``info["duality_gap"]`` of the
+        coordinator's solve. Frank-Wolfe variants: ``info["vertices"]`` holds
+        the ``K T`` uploaded indices as ``(feature, sign)`` rows;
+        ``info["uplink"]`` the bytes received from each party and in total, with the paper's count
         (``K T`` int64 + ``m K T`` float64) and whether they match;
         ``info["rule"]`` the rule's choice (None when every size was given);
         ``info["sketch"]`` and ``info["sketch_seed"]`` the kind of ``J`` (None:
@@ -659,9 +734,11 @@ def vertical_fw(
     Warns
     -----
     UserWarning
-        Before anything is charged, when the predicted signal-to-noise is
-        below half the level at which the fit beats ``w = 0``; the message
-        names ``n``, ``epsilon`` and ``min_n``.
+        Before anything is charged, when the predicted signal-to-noise
+        (Algorithm 2) is below half the level at which the fit beats
+        ``w = 0``, or the least coefficient the screen can share is over
+        twice the level from which the screened fit learns; the message names
+        ``n``, ``epsilon`` and ``min_n``.
 
     Raises
     ------
@@ -676,10 +753,20 @@ def vertical_fw(
     >>> from dpglm.problem import Problem
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     >>> prob = Problem(X, np.array([1.0, -1.0, 0.0]), "squared")
-    >>> fit = vertical_fw(
-    ...     prob, epsilon=np.inf, delta=0.0, sketch_dim=None, parties=2, radius=1.0, n_iter=200
-    ... )
+    >>> fit = vertical_fw(prob, epsilon=np.inf, delta=0.0, sketch_dim=None, parties=2, radius=1.0)
     >>> np.round(fit.coef, 2)  # least squares, inside the product of the two balls
+    array([ 1., -1.])
+    >>> fit = vertical_fw(
+    ...     prob,
+    ...     epsilon=np.inf,
+    ...     delta=0.0,
+    ...     sketch_dim=None,
+    ...     parties=2,
+    ...     radius=1.0,
+    ...     n_iter=200,
+    ...     variant="paper",
+    ... )
+    >>> np.round(fit.coef, 2)
     array([ 1., -1.])
     >>> fit.info["uplink"]["per_party"].tolist()  # 200 x (one int64 + 3 float64)
     [6400, 6400]
@@ -702,8 +789,24 @@ def vertical_fw(
     private = not math.isinf(epsilon)
     if n_iter is not None:
         n_iter = check_positive_int("n_iter", n_iter)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     blocks, y, sampling, problem = _split(problem_or_blocks, parties, 1 if tau is None else tau)
     K, d, n = sampling.n_parties, sampling.n_blocks, y.size
+    if variant == SCREENED:
+        return _fit_screened(
+            blocks, y, sampling, problem, epsilon=epsilon, delta=delta, private=private,
+            sketch_dim=sketch_dim, sketch=sketch, radius=radius, feature_bounds=feature_bounds,
+            given={"n_iter": n_iter, "tau": tau, "clip": clip, "noise": noise,
+                   "selection_share": selection_share},
+            accountant=accountant, target_bound=target_bound, max_shared=max_shared,
+            engine=engine, budget=budget, random_state=random_state, secure=secure,
+            sketch_seed=sketch_seed, callback=callback,
+        )  # fmt: skip
+    if max_shared is not None:
+        raise ValueError(f"max_shared is the screened variant's; variant={variant!r} refuses it")
+    if noise is None:
+        noise = "laplace"
     sizes = [len(features) for features in sampling.party_blocks]
     if tau is None:  # the rule's: every party scores as many coordinates as the smallest holds
         labels = np.empty(d, dtype=np.int64)
@@ -714,8 +817,6 @@ def vertical_fw(
         clip = check_positive("clip", clip, allow_inf=True)
     if noise not in NOISES:
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
         sketch_dim = _check_sketch_dim(sketch_dim)
     sketch_seed = _check_sketch_seed(sketch_seed)
@@ -950,16 +1051,196 @@ def vertical_fw(
         "regime": regime,
         "rule": None if rule is None else rule.as_dict(),
     }
+    return _result(problem, coordinator.theta.copy(), history, spent.report, n_iter, info)
+
+
+# --- the screened variant -------------------------------------------------------------------
+
+
+def _refuse_for_screened(given, accountant, sketch):
+    named = [name for name, value in given.items() if value is not None]
+    if named:
+        raise ValueError(
+            f"{', '.join(named)} set the Frank-Wolfe iterations of variant='paper' or "
+            "'centred'; the screened variant (the default) runs none on the parties (its "
+            "coordinator solves the shared statistics): leave them None, or pass variant='paper'"
+        )
+    if accountant == PAPER:
+        raise ValueError(
+            "accountant='paper' calibrates the paper's variant (variant='paper'); the screened "
+            "variant is calibrated as a whole by an accountant (default 'auto')"
+        )
+    if sketch != COUNT:
+        raise ValueError(
+            f"sketch={sketch!r}: the screened variant shares its columns through a count "
+            "sketch (or none, sketch_dim=None), whose rows bound a record's cross term"
+        )
+
+
+def _check_max_shared(value):
+    if value is None:
+        return MAX_SHARED
+    return check_positive_int("max_shared", value)
+
+
+def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sketch_dim, sketch,
+                  radius, feature_bounds, given, accountant, target_bound, max_shared, engine,
+                  budget, random_state, secure, sketch_seed, callback):  # fmt: skip
+    """The screened variant (:mod:`~dpglm.distributed.vertical_screened`): plan, charge, run."""
+    sketch_kind = check_sketch_kind(sketch)
+    _refuse_for_screened(given, accountant, sketch_kind)
+    K, d, n = sampling.n_parties, sampling.n_blocks, y.size
+    if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
+        sketch_dim = _check_sketch_dim(sketch_dim)
+    max_shared = _check_max_shared(max_shared)
+    sketch_seed = _check_sketch_seed(sketch_seed)
+    penalty = problem.penalty if problem is not None else NoPenalty()
+    radii = np.broadcast_to(block_radii(radius, K, penalty), (K,)).copy()
+    bounds = _check_feature_bounds(feature_bounds, d, private)
+    accountant = "auto" if accountant is None else accountant
+    if not isinstance(accountant, str):
+        raise TypeError(f"accountant must be a name or None, got {accountant!r}")
+    target_bound = _check_target_bound(target_bound, radii, bounds, sampling, private)
+    party_bounds = [
+        1.0 if bounds is None else float(bounds[f].max()) for f in sampling.party_blocks
+    ]
+    events = screened_events(K)
+    plan = PrivacyPlan(events, NEIGHBOURING)
+    regime = None
+    if private:
+        # before the charge: a fit not expected to learn is said so while the budget is whole
+        calibrated = calibrate_cached(plan, epsilon, delta, accountant).plan.events
+        regime = screened_regime(
+            n, [len(f) for f in sampling.party_blocks], radii, party_bounds, target_bound,
+            tuple(float(e.noise_multiplier) for e in calibrated),
+        )  # fmt: skip
+        if max(regime["least_coefficient_over_radius"]) > FAR_OUTSIDE * regime["level"]:
+            warnings.warn(
+                f"at n={n} and epsilon={epsilon:g} the screen shares no coefficient below "
+                f"{max(regime['least_coefficient_over_radius']):.3g} times a party's radius "
+                f"(it learns from about {regime['level']:g}): the fit is not expected to beat "
+                f"w = 0; it needs about n >= {regime['min_n']} at this epsilon",
+                UserWarning,
+                stacklevel=3,
+            )
+    engine = get_engine(engine)
+    root, sketch_seed = _seeds(random_state, secure, sketch_seed)
+    source_secure = secure or (isinstance(random_state, NoiseSource) and random_state.secure)
+    spent = spend(
+        plan,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        budget=budget,
+        label=f"{SOLVER} (screened, K={K}) on {n} records",
+        assumptions=(
+            *neighbouring_assumptions(NEIGHBOURING),
+            "every party holds y; each party clips the entries of its columns to the public "
+            "feature_bounds and the targets to the public target_bound, per-record operations",
+            "the shared columns, the sketch's rows and the clip of the released sketches' rows "
+            "are chosen from earlier releases and public numbers; each release's multiplier is "
+            "fixed by the plan, so the releases compose adaptively",
+            "the count sketch J is drawn from a public seed independent of the data",
+            "radius, parties, max_shared and sketch_dim chosen independently of the data",
+        ),
+        random_state=None if random_state is None or root is None else root,
+        secure=source_secure,
+    )
+    multipliers = tuple(float(e.noise_multiplier) for e in spent.plan.events)
+    releases = tuple(Release(e) for e in spent.plan.events) if private else None
+    seeds = _party_seeds(root, K, None if spent.charge is None else spent.charge.noise_key)
+    owner = np.empty(d, dtype=np.int64)
+    setups = []
+    for k, features in enumerate(sampling.party_blocks):
+        owner[features] = k
+        config = ScreenedConfig(
+            index=k,
+            features=np.asarray(features),
+            n_parties=K,
+            feature_bounds=None if bounds is None else bounds[features],
+            target_bound=target_bound,
+            sketch_seed=sketch_seed,
+            releases=releases,
+        )
+        setup = PartySetup(config, blocks[k], y, seed=seeds[k], secure=source_secure)
+        setup.party_type = ScreenedParty
+        setups.append(setup)
+    coordinator = ScreenedCoordinator(
+        sampling.party_blocks, n, radii, party_bounds, bounds, target_bound, multipliers,
+        max_shared, sketch_dim,
+    )  # fmt: skip
+    try:
+        engine.start(setups)
+        q = coordinator.first()
+        for t in range(ROUNDS):
+            messages = engine.step(t, q)
+            q = coordinator.receive(t, messages)
+    except PartyError as err:
+        err.report = spent.report
+        err.args = (
+            f"{err.args[0]}. No model is returned. The budget was charged before the protocol "
+            f"for the whole plan (epsilon={spent.report.epsilon:.6g}, "
+            f"delta={spent.report.delta:.3g}); {coordinator.completed} of {ROUNDS} rounds "
+            "completed",
+        )
+        raise
+    finally:
+        engine.stop()
     theta = coordinator.theta.copy()
+    if callback is not None:
+        callback(ROUNDS, theta.copy())
+    expected = coordinator.expected_uplink()
+    uplink = {
+        "per_party": engine.uplink.copy(),
+        "total": int(engine.uplink.sum()),
+        "float_bytes": FLOAT_BYTES,
+        "formula": "d_k + s_k (s_k + 1) / 2 + s_k + m s_k + s_k (s - s_k) float64 per party",
+        "expected_per_party": expected,
+        "expected_total": int(expected.sum()),
+    }
+    uplink["matches"] = bool((uplink["per_party"] == expected).all())
+    shared = [np.asarray(sampling.party_blocks[k])[s] for k, s in enumerate(coordinator.shared)]
+    info = {
+        "solver": SOLVER,
+        "engine": engine.name,
+        "placement": list(engine.placement),
+        "variant": SCREENED,
+        "radius": radii,
+        "feature_bounds": bounds,
+        "target_bound": target_bound,
+        "parties": owner,
+        "shared": shared,
+        "max_shared": max_shared,
+        "sketch_dim": coordinator.rows,
+        "sketch": None if coordinator.m is None else COUNT,
+        "sketch_seed": sketch_seed,
+        "noise_multipliers": dict(zip([e.part for e in events], multipliers, strict=True)),
+        "row_clips": coordinator.info.get("row_clips"),
+        "ridge": coordinator.info.get("ridge"),
+        "duality_gap": coordinator.info.get("duality_gap"),
+        "solver_iterations": coordinator.info.get("solver_iterations"),
+        "uplink": uplink,
+        "downlink": {"per_party": engine.downlink.copy(), "total": int(engine.downlink.sum())},
+        "calibration": {"mode": "accounted"},
+        "regime": regime,
+        "rule": None,
+    }
+    history = History.empty(d)
+    history.record(float(ROUNDS), theta)
+    return _result(problem, theta, history, spent.report, ROUNDS, info)
+
+
+def _result(problem, theta, history, report, n_iter, info):
+    """The fit on the problem given (its scale), or on the blocks given (no intercept)."""
     if problem is not None:
         return FitResult.from_theta(
-            problem, theta, history=history, report=spent.report, n_iter=n_iter, info=info
+            problem, theta, history=history, report=report, n_iter=n_iter, info=info
         )
     return FitResult(
         coef=theta,
         intercept=0.0,
         history=history,
-        report=spent.report,
+        report=report,
         n_iter=n_iter,
         info={"fit_intercept": False, **info},
     )
