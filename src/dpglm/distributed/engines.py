@@ -1,9 +1,11 @@
 """Engines: where the parties of the vertical Frank-Wolfe protocol run.
 
-An engine builds each :class:`~dpglm.distributed.protocol.Party` from its
-:class:`~dpglm.distributed.protocol.PartySetup`, calls every party's
-:meth:`~dpglm.distributed.protocol.Party.step` once per iteration with the
-coordinator's broadcast, and returns their messages in party order. It counts
+An engine builds each party (Algorithm 2's
+:class:`~dpglm.distributed.protocol.Party`, or the class its
+:class:`~dpglm.distributed.protocol.PartySetup` names: the screened protocol's
+:class:`~dpglm.distributed.vertical_screened.ScreenedParty`), calls every
+party's ``step`` once per iteration (or round) with the coordinator's
+broadcast, and returns their messages in party order. It counts
 the bytes of exactly what each party sends back (the uplink) and of what the
 coordinator broadcasts to each party (the downlink).
 
@@ -17,10 +19,11 @@ coordinator broadcasts to each party (the downlink).
     :class:`~dpglm.distributed.protocol.PartyLostError` naming the party, its
     worker and the iteration.
 
-The parties' computations do not depend on where they run (each draws from its
-own stream; sums go through numba kernels, never through a BLAS whose
-threading differs between processes), so both engines give the same bits for
-the same seed.
+The parties' computations do not depend on where they run: each draws from its
+own stream, and Algorithm 2's sums go through numba kernels, never through a
+BLAS whose threading differs between processes, so both engines give the same
+bits for the same seed. The screened protocol's statistics are BLAS products:
+the same noise, and the same fit up to their rounding.
 
 Examples
 --------

@@ -6,31 +6,46 @@ and its Frank-Wolfe steps turn the noise on every gradient into a linear
 excess loss: a vertex of radius ``r`` is chosen on noise alone once the
 gradient is within the noise of zero. This variant releases, once, what the
 LASSO needs on a small shared support, and leaves the optimisation to the
-coordinator, where it is post-processing:
+coordinator, where it is post-processing. Every statistic a party releases is
+of its columns over their public bounds, ``a_j / b_j`` (entries in
+``[-1, 1]``), so one record's term is bounded alike whatever the columns'
+ranges; the coordinator scales the statistics back:
 
 round 0, screening
-    Party ``k`` releases the marginal scores of its columns,
-    ``v_k = (1/n) A_k^T clip(y, B) + N(0, sigma_0^2 I)``. The coordinator
-    ranks each party's columns by ``|v_j| / b_j`` and shares the leading ones
-    while their score stands above the noise their shared statistics would
-    carry (:func:`join_threshold`), at most ``max_shared`` a party.
+    Party ``k`` releases the marginal scores of its columns over their bounds,
+    ``(1/n) (a_j / b_j)^T clip(y, B)``, with Gaussian noise. The
+    coordinator ranks each party's columns by them and shares those whose
+    score stands out of the screen's noise (:func:`screen_noise`) and above
+    the noise their shared statistics would carry (:func:`join_threshold`),
+    at most ``max_shared`` a party.
 round 1, statistics
-    Party ``k`` releases its own block's statistics on its shared columns
-    ``S_k`` (the upper triangle of ``(1/n) A_S^T A_S`` and ``(1/n) A_S^T clip(y, B)``)
-    and the count sketch of those columns, ``Z_k = J A_S + N(0, sigma_2^2 I)``
-    (``m x s_k`` floats; ``m`` from :func:`sketch_rows` unless given).
+    Party ``k`` releases its own block's statistics on its ``s_k`` shared
+    columns ``S_k`` (the upper triangle of ``(1/n) A_S^T A_S`` and
+    ``(1/n) A_S^T clip(y, B)``) and, when there are other parties, the count
+    sketch of those columns, ``Z_k = J A_S + N(0, sigma_2^2 I)`` (``m x s_k``
+    floats; ``m`` from :func:`sketch_rows` unless given).
 round 2, cross statistics
     The coordinator broadcasts every ``Z_l`` with its rows clipped to the
     90th percentile of their norms (a function of the releases alone); party
     ``k`` releases ``(1/n) A_{S_k}^T J^T Z~_l + N(0, sigma_3^2 I)`` for every
     other party ``l``: its exact columns against the other party's noisy ones.
 
-The coordinator averages the two estimates of each cross block, adds the
-ridge :func:`ridge` (the noise's predicted spectral norm squared over the
-shared columns' mean second moment), floors the eigenvalues at a
-thousandth of the largest, and minimises the quadratic over the product of
-the parties' L1 balls to a Frank-Wolfe duality gap of ``1e-8``
-(:func:`solve_balls`). Nothing there reads data.
+The coordinator averages the two estimates of each cross block. In a
+private fit it then divides the quadratic (of the columns over their
+bounds) by the spread ``1/3``, adds the ridge :func:`ridge` (the noise's
+predicted spectral norm squared over the mean normalised diagonal), floors
+the eigenvalues at a thousandth of the largest (at least of 1), and scales
+back to the columns themselves; it minimises the quadratic over the product
+of the parties' L1 balls to a relative Frank-Wolfe duality gap of ``1e-8`` (:func:`solve_balls`).
+Nothing there reads data. Without noise (``epsilon = inf``) nothing is
+clipped, regularised or floored: the fit is the LASSO on each party's
+``max_shared`` columns of largest marginal score (all of them when it holds
+no more), exactly with ``sketch_dim=None``.
+
+The budget's split (:func:`screened_shares`) minimises the noise the
+releases leave on the shared quadratic, from public numbers; the radius acts
+as a prior on the coefficients' L1 norm (every threshold grows with it), so
+a radius far above it shares fewer columns.
 
 Why it learns where the paper's protocol does not: a party still reads the
 other parties' columns only through per-record noise (the ``1 / sqrt(n)``
@@ -40,7 +55,7 @@ the solution through a solve of the shared quadratic, an excess quadratic in
 the noise instead of Frank-Wolfe's linear one, and (3) a party's own block is
 released as an aggregate, with noise of order ``1 / n``. Measured on the
 scaling run's problem (``n = 10^6``, ``d = 200``, ``K = 2``, ``epsilon = 4``):
-relative suboptimality 0.06 where Algorithm 2 reaches 2.1 and the centralized
+relative suboptimality 0.067 where Algorithm 2 reaches 2.1 and the centralized
 private Frank-Wolfe 0.185 (``benchmarks/bench_vertical_scaling.py``).
 
 What it assumes: marginal screening finds the columns that matter, as on
@@ -49,23 +64,27 @@ shows only jointly with others may not be shared); columns left out get
 coefficient 0.
 
 Privacy (replace-one neighbours, ``n`` public, every party holds ``y``).
-Every party clips each entry of column ``j`` to ``[-b_j, b_j]`` and the
-targets to ``[-B, B]``: per-record operations. Replacing record ``i`` moves
+Every party clips each entry of column ``j`` to ``[-b_j, b_j]``, divides it
+by ``b_j`` and clips the targets to ``[-B, B]``: per-record operations, after
+which a record's row ``a`` over ``s`` columns has ``||a|| <= sqrt(s)``.
+Replacing record ``i`` moves
 
-* the scores ``v_k`` by at most ``2 B ||b_{P_k}||_2 / n`` (L2);
+* the scores by at most ``2 B sqrt(d_k) / n`` (L2);
 * the own statistics, a sum of per-record terms ``(upper(a a^T), a y)`` of
-  norm at most ``||b_S|| sqrt(||b_S||^2 + B^2)``, by twice that over ``n``;
-* the sketch ``Z_k`` by at most ``2 ||b_S||_2`` (one entry of each column moves,
-  through one column of ``J`` of norm 1);
+  norm at most ``sqrt(s) sqrt(s + B^2)``, by twice that over ``n``;
+* the sketch ``Z_k`` by at most ``2 sqrt(s_k)`` (one entry of each column
+  moves, through one column of ``J`` of norm 1);
 * the cross statistics, a sum of per-record terms ``a_S (J^T Z~_l)_i^T`` whose
-  second factor is a clipped row of the released ``Z_l``, by at most
-  ``2 ||b_{S_k}||_2 c_l / n`` (``c_l`` the clip).
+  second factor is a row of the released ``Z_l`` clipped to ``c_l`` (by the
+  party itself, whatever the coordinator sent), by at most
+  ``2 sqrt(s_k) c_l / n``.
 
 Each release is Gaussian with its multiplier fixed by the plan
 (:func:`screened_events`) before any data is read; the supports, ``m``, the
 clips and the sensitivities that follow from them are functions of earlier
 releases and public numbers, so each release is ``1 / z``-GDP whatever they
-are, and the ``3 K + K (K - 1)`` releases compose adaptively. The plan is
+are, and the ``3 K + K (K - 1)`` releases (two with one party, which shares
+no sketch) compose adaptively. The plan is
 calibrated as a whole by the accountant. The coordinator's solve and the
 model are post-processing.
 
@@ -82,6 +101,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import minimize
 
 from dpglm.clipping import clip_features
 from dpglm.data.layout import as_layout
@@ -104,6 +124,7 @@ __all__ = [
     "screen_noise",
     "screened_events",
     "screened_regime",
+    "screened_shares",
     "sketch_rows",
     "solve_balls",
 ]
@@ -113,12 +134,17 @@ SCREEN_PART = "column screening"
 OWN_PART = "own statistics"
 SHARING_PART = "feature sharing"
 CROSS_PART = "cross statistics"
-#: shares of the plan's zCDP rho: screening, own statistics, sketches, cross statistics.
-#: The sketches' noise is the error every cross entry carries at the rate 1 / sqrt(n); the
-#: other three release aggregates with noise of order 1 / n, and need little of the budget.
-RHO_SHARES = (0.05, 0.05, 0.8, 0.1)
+PARTS = (SCREEN_PART, OWN_PART, SHARING_PART, CROSS_PART)
+#: shares of the plan's GDP mu^2 where no split is derived (a non-private fit, whose
+#: multipliers are all 0 whatever the split)
+FALLBACK_SHARES = (0.05, 0.05, 0.8, 0.1)
+#: shared columns per party the split's noise model assumes (at most the party's columns)
+TYPICAL_SHARED = 8
 #: rows of a released sketch are clipped to this quantile of their norms
 ROW_QUANTILE = 0.9
+#: the clip's ratio to a typical row's norm, in the split's noise model (the 90th percentile
+#: of the rows' norms over their rms, for a few shared columns)
+ROW_CLIP_FACTOR = 1.2
 #: the sketch's error on a cross entry is aimed at this fraction of the noise's
 SKETCH_ERROR_RATIO = 0.25
 #: columns a party shares at most, by default
@@ -130,7 +156,7 @@ REGIME_LEVEL = 0.2
 RIDGE = 1.0
 #: rms of a feature bounded by ``b``, in units of ``b`` (a uniform on [-b, b])
 SPREAD = 1.0 / math.sqrt(3.0)
-#: relative floor of the eigenvalues of the shared quadratic
+#: relative floor of the eigenvalues of the shared quadratic, on the bounds' scale (private)
 EIGEN_FLOOR = 1e-3
 #: the coordinator's solve: iterations at most, and the relative duality gap it stops at
 SOLVER_ITERATIONS = 20_000
@@ -140,22 +166,27 @@ MAX_ROWS = 2**16
 ROUNDS = 3
 
 
-def screened_events(n_parties: int, shares=RHO_SHARES) -> tuple:
+def screened_events(n_parties: int, shares=FALLBACK_SHARES) -> tuple:
     """Template events of the screened plan, multipliers in the ratio of ``shares``.
 
-    Event ``i`` has ``count_i`` releases at multiplier ``z_i``; as zCDP each
-    costs ``1 / (2 z_i^2)``, so ``z_i^2 ~ count_i / share_i`` gives the parts
-    the shares of ``rho``. The calibration scales every multiplier by one
-    factor; the sensitivities are each party's own (normalised to 1 here).
+    Event ``i`` has ``count_i`` Gaussian releases at multiplier ``z_i``; their
+    GDP composes as ``mu^2 = sum_i count_i / z_i^2``, so ``z_i^2 ~ count_i / share_i``
+    gives the parts the shares of ``mu^2`` (:func:`screened_shares`). The
+    calibration scales every multiplier by one factor; the sensitivities are
+    each party's own (normalised to 1 here). One party shares with nobody: its
+    plan is the screening and its own statistics only (two shares).
 
     Examples
     --------
     >>> [round(e.noise_multiplier, 3) for e in screened_events(2)]
     [6.325, 6.325, 1.581, 4.472]
+    >>> [e.part for e in screened_events(1, (0.2, 0.8))]
+    ['column screening', 'own statistics']
     """
     K = int(n_parties)
-    counts = (K, K, K, K * (K - 1))
-    parts = (SCREEN_PART, OWN_PART, SHARING_PART, CROSS_PART)
+    counts = (K, K) if K == 1 else (K, K, K, K * (K - 1))
+    if len(shares) != len(counts):
+        shares = _renormalised(shares[: len(counts)])
     return tuple(
         GaussianEvent(
             noise_multiplier=math.sqrt(count / share),
@@ -164,103 +195,214 @@ def screened_events(n_parties: int, shares=RHO_SHARES) -> tuple:
             part=part,
             label=f"{part} (Gaussian)",
         )
-        for count, share, part in zip(counts, shares, parts, strict=True)
-        if count > 0
+        for count, share, part in zip(counts, shares, PARTS, strict=False)
     )
 
 
-def join_threshold(n, shared, radius, bound, sketch_multiplier):
-    """The score a party's ``shared``-th column needs to be shared.
+def _renormalised(shares):
+    total = float(sum(shares))
+    return tuple(float(s) / total for s in shares)
 
-    A shared column's statistics carry, on every cross entry, noise of std
-    about ``b_rms sigma_2 / sqrt(n)`` with ``sigma_2 = z_2 2 b sqrt(s)`` (the
-    sketch's noise read through the other party's exact column), and its
-    gradient coordinate that times the norm of the other party's
-    coefficients, ``r / sqrt(s)`` for ``s`` equal ones in a ball of radius
-    ``r``. A column whose marginal score is below that would add more noise
-    than signal.
+
+def _screen_unit(n, columns, target_bound):
+    """The level a score per unit bound must pass to stand out of the screen's noise, per
+    unit multiplier."""
+    return math.sqrt(2.0 * math.log(2.0 * columns)) * 2.0 * target_bound * math.sqrt(columns) / n
+
+
+def _own_unit(n, shared, bound, target_bound):
+    """Std of the noise on an own statistic, per unit multiplier (``s`` columns of bound b)."""
+    norm = bound * math.sqrt(shared)
+    return 2.0 * norm * math.sqrt(norm * norm + target_bound * target_bound) / n
+
+
+def _cross_unit(n, shared, bound):
+    """Std of the sketches' noise on a normalised cross entry, per unit sketch multiplier.
+
+    Party ``k``'s exact column (rms ``SPREAD b``) read against the other
+    party's sketch noise of std ``z 2 b sqrt(s)``, over ``n``, averaged over
+    the two directions.
+    """
+    return SPREAD * bound * 2.0 * bound * math.sqrt(shared) / math.sqrt(2.0 * n)
+
+
+def screened_shares(n, n_parties, columns, radius, bound, target_bound, mu,
+                    shared=TYPICAL_SHARED):  # fmt: skip
+    """The split of the plan's ``mu^2`` that leaves the least noise on the shared quadratic.
+
+    The noise model, per entry of the quadratic (``s = min(shared, columns)``
+    columns per party, all of the typical bound ``b``: the median of the
+    public bounds; a party's numbers: the most columns, the largest radius):
+
+    * the sketches' noise on a cross entry: ``e_2 = z_2`` :func:`_cross_unit`
+      (the error at the ``1 / sqrt(n)`` rate);
+    * the cross statistics' own noise: ``e_3 = z_3 2 b sqrt(s) c / (n sqrt(2))``
+      with the row clip ``c`` about ``ROW_CLIP_FACTOR sqrt(s)`` times the
+      sketch's noise ``z_2 2 b sqrt(s)``: a product of the two multipliers;
+    * the own statistics' noise: ``e_1 = z_1`` :func:`_own_unit`;
+    * the screening: its noise must not decide which column is shared, so its
+      multiplier is tied to the sketches' so that the level a score per unit
+      bound needs to stand out of it (:func:`screen_noise`) equals the level a
+      column needs to be shared (:func:`join_threshold` at one column, per
+      unit bound); with one party, to the own statistics' noise per unit bound.
+
+    The shares minimise ``e_1^2 + e_2^2 + e_3^2`` at ``mu^2 = sum_i count_i / z_i^2``
+    (exact for Gaussian releases), by Nelder-Mead over the simplex.
 
     Examples
     --------
-    >>> round(join_threshold(10**6, 12, 12.0, 1.0, 2.75), 4)
+    >>> shares = screened_shares(10**6, 2, 100, 12.0, 1.0, 24.0, 0.55)
+    >>> [round(s, 2) for s in shares], round(sum(shares), 12)
+    ([0.01, 0.05, 0.86, 0.08], 1.0)
+    """
+    K = int(n_parties)
+    s = min(int(shared), int(columns))
+    screen = _screen_unit(n, columns, target_bound)
+    own = _own_unit(n, s, bound, target_bound)
+    if K == 1:
+        # z_0 = (own / (b screen)) z_1: the screen's level equals the own statistics' noise
+        ratio = own / bound / screen
+        weight = 1.0 / ratio**2
+        return _renormalised((weight, 1.0))
+    counts = np.array([K, K, K * (K - 1)], dtype=float)
+    tie = (SPREAD * 2.0 * bound * radius / math.sqrt(n)) / screen  # z_0 = tie z_2
+    cross = _cross_unit(n, s, bound)
+    product = 2.0 * bound * math.sqrt(s) * ROW_CLIP_FACTOR * math.sqrt(s) * 2.0 * bound
+    product *= math.sqrt(s) / (n * math.sqrt(2.0))
+
+    def multipliers(logits):
+        weights = np.exp(logits - logits.max())
+        weights /= weights.sum()
+        z = np.sqrt(counts / (weights * mu * mu))  # own, sketch, cross, before the screen
+        # the screen's share w_0 with z_0 = tie z_2 once the rest is scaled to 1 - w_0:
+        # w_0 = a (1 - w_0), a = K / (tie z_2 mu)^2 at the unscaled z_2
+        a = K / (tie * z[1] * mu) ** 2
+        screen_share = a / (1.0 + a)
+        return z / math.sqrt(1.0 - screen_share), weights * (1.0 - screen_share)
+
+    def variance(logits):
+        z, _ = multipliers(logits)
+        return (z[0] * own) ** 2 + (z[1] * cross) ** 2 + (z[2] * z[1] * product) ** 2
+
+    start = np.zeros(3)
+    for _ in range(3):  # restarted from its own best: Nelder-Mead's simplex may collapse early
+        start = minimize(variance, start, method="Nelder-Mead",
+                         options={"xatol": 1e-10, "fatol": 0.0, "maxiter": 20_000}).x  # fmt: skip
+    _, weights = multipliers(start)
+    return _renormalised((1.0 - float(weights.sum()), *(float(w) for w in weights)))
+
+
+def join_threshold(n, shared_bounds, bound, radius, sketch_multiplier):
+    """The score a column of bound ``bound`` needs to join a party's shared set.
+
+    With the shared set's bounds ``shared_bounds`` (the column among them),
+    the sketch of the set carries noise of std ``sigma_2 = z_2 2 ||b_S||``;
+    another party's statistic of this column reads it with the column's
+    spread ``SPREAD b_j`` over ``sqrt(n)``, and the gradient coordinate that
+    times the norm of the other party's coefficients, ``r / sqrt(s)`` for
+    ``s`` equal ones in a ball of radius ``r``. A column whose marginal score
+    is below that adds more noise than signal.
+
+    Examples
+    --------
+    >>> round(join_threshold(10**6, np.ones(12), 1.0, 12.0, 2.75), 4)
     0.0381
     """
-    sigma = sketch_multiplier * 2.0 * bound * math.sqrt(shared)
-    return SPREAD * bound * sigma / math.sqrt(n) * radius / math.sqrt(shared)
+    shared_bounds = np.asarray(shared_bounds, dtype=float)
+    sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(shared_bounds**2)))
+    return SPREAD * bound * sigma / math.sqrt(n) * radius / math.sqrt(shared_bounds.size)
 
 
-def sketch_rows(n, shared, bound, sketch_multiplier):
-    """``m``: the count sketch whose error on a cross entry is a quarter of the noise's.
+def screen_noise(n, n_columns, target_bound, screen_multiplier):
+    """The score per unit bound a column needs to stand out of the screen's own noise.
 
-    The count sketch leaves an error of std about ``b_rms^2 / sqrt(m)`` on a
-    normalised cross entry, the noise ``b_rms sigma_2 / sqrt(n)``; ``m`` is
-    the least that puts the first at ``SKETCH_ERROR_RATIO`` of the second,
-    at most ``n``. ``None`` (no sketch, ``J = I``) when that is ``n`` or more.
-
-    Examples
-    --------
-    >>> sketch_rows(10**6, 12, 1.0, 2.75), sketch_rows(1000, 12, 1.0, 0.1)
-    (14693, None)
-    """
-    sigma = sketch_multiplier * 2.0 * bound * math.sqrt(max(shared, 1))
-    if sigma == 0:
-        return None
-    m = math.ceil(n * (SPREAD * bound) ** 2 / (SKETCH_ERROR_RATIO * sigma) ** 2)
-    return None if m >= n else int(min(m, MAX_ROWS))
-
-
-def ridge(n, sizes, bound, sketch_multiplier, signal):
-    """The ridge added to the shared quadratic: predicted noise norm squared over the signal.
-
-    The cross blocks carry noise of std ``b_rms sigma_2 / (sqrt(2) sqrt(n))``
-    per entry (two independent estimates averaged), so a spectral norm of
-    about ``2 sqrt(s) `` times that over ``s`` shared columns. Shrinking by
-    its square over the shared columns' mean second moment ``signal`` (read
-    off the released own statistics) keeps the solve from following the
-    noise's directions when the noise is comparable to the signal, and costs
-    little when it is not.
+    The scores per unit bound ``v_j / b_j`` carry Gaussian noise of std
+    ``sigma_0 = z_0 2 B sqrt(d_k) / n``; the largest of ``d_k`` pure-noise
+    scores exceeds ``sqrt(2 log(2 d_k)) sigma_0`` in at most about one fit in
+    ``2 sqrt(pi log(2 d_k))``.
 
     Examples
     --------
-    >>> round(ridge(10**6, [12, 12], 1.0, 2.75, 1 / 3), 5)
-    0.01742
-    """
-    total = int(sum(sizes))
-    if total == 0 or sketch_multiplier == 0 or signal <= 0:
-        return 0.0
-    sigma = sketch_multiplier * 2.0 * bound * math.sqrt(max(sizes))
-    entry = SPREAD * bound * sigma / math.sqrt(n) / math.sqrt(2.0)
-    return RIDGE * (2.0 * math.sqrt(total) * entry) ** 2 / signal
-
-
-def screen_noise(n, n_columns, bound, target_bound, screen_multiplier):
-    """The score a column needs to stand out of the screen's own noise.
-
-    The scores carry Gaussian noise of std ``sigma_0 = z_0 2 B ||b||_2 / n``;
-    the largest of ``d_k`` pure-noise scores stays below
-    ``sqrt(2 log(2 d_k)) sigma_0`` but in about one fit in ``2 sqrt(pi log(2 d_k))``
-    or less, so a column must pass that level to be shared.
-
-    Examples
-    --------
-    >>> round(screen_noise(10**5, 50, 1.0, 36.8, 40.0), 4)
+    >>> round(screen_noise(10**5, 50, 36.8, 40.0), 4)
     0.6318
     """
-    sigma = screen_multiplier * 2.0 * target_bound * bound * math.sqrt(n_columns) / n
-    return math.sqrt(2.0 * math.log(2.0 * n_columns)) * sigma
+    return screen_multiplier * _screen_unit(n, n_columns, target_bound)
 
 
-def least_coefficient(n, n_columns, radius, bound, target_bound, multipliers):
+def sketch_rows(n, shared_bounds, sketch_multiplier):
+    """``m``: the count sketch whose error on a cross entry is a quarter of the noise's.
+
+    ``shared_bounds``: each party's shared columns' bounds. The count sketch
+    leaves an error of std about ``SPREAD^2 b_j b_l / sqrt(m)`` on a cross
+    entry; the noise, ``SPREAD b_j z_2 2 ||b_{S_l}|| / sqrt(n)``. ``m`` is the
+    least that puts the first at ``SKETCH_ERROR_RATIO`` of the second for
+    every pair, at most ``MAX_ROWS``; ``None`` (no sketch, ``J = I``) when that
+    is ``n`` or more, or without noise.
+
+    Examples
+    --------
+    >>> sketch_rows(10**6, [np.ones(12), np.ones(12)], 2.75)
+    14693
+    >>> sketch_rows(1000, [np.ones(12)], 0.1), sketch_rows(10**9, [np.ones(2)], 0.01)
+    (None, 65536)
+    """
+    if sketch_multiplier == 0:
+        return None
+    need = 0.0
+    for bounds in shared_bounds:
+        bounds = np.asarray(bounds, dtype=float)
+        if bounds.size:
+            sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(bounds**2)))
+            need = max(
+                need, (SPREAD * float(bounds.max())) ** 2 / (SKETCH_ERROR_RATIO * sigma) ** 2
+            )
+    if need == 0.0:
+        return None
+    m = min(math.ceil(n * need), MAX_ROWS)
+    return None if m >= n else int(m)
+
+
+def ridge(n, shared_bounds, sketch_multiplier, signal):
+    """The ridge on the normalised quadratic: its noise's spectral norm squared over the signal.
+
+    On the quadratic normalised by the shared columns' spreads ``SPREAD b_j``
+    (unit diagonal for columns that fill their bounds), a cross entry with
+    party ``l`` carries noise of std ``z_2 2 ||b_{S_l}|| / (SPREAD b_l sqrt(2 n))``
+    (two estimates averaged; ``b_l`` the least bound of ``S_l``), so a
+    spectral norm of about ``2 sqrt(s)`` times that over the ``s`` shared
+    columns. Shrinking by its square over ``signal``, the mean normalised
+    diagonal, keeps the solve from following the noise's directions when
+    the noise is comparable to the signal, and costs little when it is not.
+
+    Examples
+    --------
+    >>> round(ridge(10**6, [np.ones(12), np.ones(12)], 2.75, 1.0), 5)
+    0.05227
+    """
+    sizes = [np.asarray(b).size for b in shared_bounds]
+    total = int(sum(sizes))
+    if total == 0 or sketch_multiplier == 0 or sum(1 for s in sizes if s) < 2:
+        return 0.0
+    entry = 0.0
+    for bounds in shared_bounds:
+        bounds = np.asarray(bounds, dtype=float)
+        if bounds.size:
+            sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(bounds**2)))
+            entry = max(entry, sigma / (SPREAD * float(bounds.min()) * math.sqrt(2.0 * n)))
+    return RIDGE * (2.0 * math.sqrt(total) * entry) ** 2 / max(signal, EIGEN_FLOOR)
+
+
+def least_coefficient(n, n_columns, n_parties, radius, bound, target_bound, multipliers):
     """The least coefficient a party's first column can have and be shared, over the radius.
 
-    A column's score ``|v_j|`` is about ``b_rms^2 |w_j|``; it is shared when
-    it passes both :func:`join_threshold` at one shared column and
-    :func:`screen_noise`.
+    A column's score ``|v_j|`` is about ``(SPREAD b)^2 |w_j|``; it is shared
+    when ``|v_j| / b`` passes :func:`screen_noise` and, with other parties,
+    ``|v_j|`` passes :func:`join_threshold` at one shared column (``b`` the
+    party's largest bound).
     """
-    score = max(
-        join_threshold(n, 1, radius, bound, multipliers[2]),
-        screen_noise(n, n_columns, bound, target_bound, multipliers[0]),
-    )
+    score = screen_noise(n, n_columns, target_bound, multipliers[0]) * bound
+    if n_parties > 1:
+        score = max(score, join_threshold(n, [bound], bound, radius, multipliers[2]))
     return score / (SPREAD * bound) ** 2 / radius
 
 
@@ -271,9 +413,10 @@ def screened_regime(n, columns, radii, bounds, target_bound, multipliers):
     share (:func:`least_coefficient`) over its radius. The fit beats ``w = 0``
     when the coefficients that carry the signal pass the screen; measured on
     the benchmark's problem (``benchmarks/bench_vertical_rule.py``), it does
-    from a least coefficient of about ``REGIME_LEVEL`` times the radius.
-    ``min_n`` is the least ``n`` at which every party reaches that level at
-    the same multipliers (both thresholds fall with ``n``).
+    from a least coefficient of about ``REGIME_LEVEL`` times the radius. The
+    level assumes a radius close to the coefficients' L1 norm: a loose radius
+    raises every threshold. ``min_n`` is the least ``n`` at which every party
+    reaches that level at the same multipliers (both thresholds fall with ``n``).
 
     Examples
     --------
@@ -283,15 +426,16 @@ def screened_regime(n, columns, radii, bounds, target_bound, multipliers):
     >>> regime["expected_to_learn"], regime["min_n"] > 10**4
     (False, True)
     """
+    K = len(columns)
 
     def worst(size):
         return max(
-            least_coefficient(size, d_k, r, b, target_bound, multipliers)
+            least_coefficient(size, d_k, K, r, b, target_bound, multipliers)
             for d_k, r, b in zip(columns, radii, bounds, strict=True)
         )
 
     least = [
-        float(least_coefficient(n, d_k, r, b, target_bound, multipliers))
+        float(least_coefficient(n, d_k, K, r, b, target_bound, multipliers))
         for d_k, r, b in zip(columns, radii, bounds, strict=True)
     ]
     low, high = 1, max(int(n), 1)
@@ -321,13 +465,15 @@ def _duality_gap(grad, x, radii, groups):
 
 
 def solve_balls(G, c, radii, groups, *, iterations=SOLVER_ITERATIONS, gap=SOLVER_GAP):
-    """Minimise ``x^T G x / 2 - c^T x`` over the product of L1 balls (``G`` positive definite).
+    """Minimise ``x^T G x / 2 - c^T x`` over the product of L1 balls (``G`` positive semidefinite).
 
-    Accelerated projected gradient (step ``1 / lambda_max(G)``, restarted when
-    the objective rises), each block projected on its ball; stops when
-    Frank-Wolfe's duality gap, which bounds the excess objective, is below
-    ``gap`` times ``max(1, |c|_max sum(radii))``. Returns
-    ``(x, duality_gap, iterations)``.
+    The unconstrained minimiser when it lies in every ball; otherwise
+    accelerated projected gradient (step ``1 / lambda_max(G)``) with
+    O'Donoghue and Candes' gradient restart, each block projected on its
+    ball; stops when Frank-Wolfe's duality gap, which bounds the excess
+    objective, is below ``gap`` times ``|c|_max sum(radii)`` (the objective's
+    scale on the balls), or when the iterate no longer moves. Returns
+    ``(x, duality_gap, iterations)``, the gap at the returned ``x``.
 
     Examples
     --------
@@ -343,27 +489,35 @@ def solve_balls(G, c, radii, groups, *, iterations=SOLVER_ITERATIONS, gap=SOLVER
             out[a:b] = ball.prox(v[a:b]) if b > a else v[a:b]
         return out
 
-    def objective(v):
-        return 0.5 * float(v @ G @ v) - float(c @ v)
-
-    step = 1.0 / max(float(np.linalg.eigvalsh(G).max()), 1e-300)
-    scale = max(1.0, float(np.abs(c).max(initial=0.0)) * float(sum(radii)))
     x = np.zeros(c.size)
-    look, momentum, value = x, 1.0, 0.0
-    duality = math.inf
+    scale = float(np.abs(c).max(initial=0.0)) * float(sum(radii))
+    if scale == 0.0:
+        return x, 0.0, 0
+    values = np.linalg.eigvalsh(G)
+    if values.min() > 0:
+        # the unconstrained minimiser, when every ball holds it, is the answer
+        inside = np.linalg.solve(G, c)
+        if all(np.abs(inside[a:b]).sum() <= r for (a, b), r in zip(groups, radii, strict=True)):
+            return inside, max(_duality_gap(G @ inside - c, inside, radii, groups), 0.0), 0
+    top = float(values.max())
+    step = 1.0 / top if top > 0 else 1.0 / scale
+    look, momentum = x, 1.0
+    duality = _duality_gap(G @ x - c, x, radii, groups)
     t = 0
     for t in range(1, iterations + 1):  # noqa: B007 - t is returned
-        duality = _duality_gap(G @ x - c, x, radii, groups)
         if duality <= gap * scale:
             break
         candidate = project(look - step * (G @ look - c))
-        candidate_value = objective(candidate)
-        if candidate_value > value:  # restart the momentum where it stops descending
-            look, momentum = x, 1.0
-            continue
-        following = (1.0 + math.sqrt(1.0 + 4.0 * momentum**2)) / 2.0
-        look = candidate + (momentum - 1.0) / following * (candidate - x)
-        x, momentum, value = candidate, following, candidate_value
+        moved = candidate - x
+        if float((look - candidate) @ moved) > 0.0:  # gradient restart: the momentum overshot
+            following, look = 1.0, candidate
+        else:
+            following = (1.0 + math.sqrt(1.0 + 4.0 * momentum**2)) / 2.0
+            look = candidate + (momentum - 1.0) / following * moved
+        x, momentum = candidate, following
+        duality = _duality_gap(G @ x - c, x, radii, groups)
+        if not np.any(moved):
+            break
     return x, duality, t
 
 
@@ -383,8 +537,8 @@ class ScreenedConfig:
         ``B`` (``inf``: not clipped).
     sketch_seed : int
         The public seed of the count sketch.
-    releases : tuple of Release or None
-        The plan's four releases, unbound (``None``: no noise).
+    releases : dict of str to Release, or None
+        The plan's releases by part name, unbound (``None``: no noise).
     """
 
     index: int
@@ -393,7 +547,7 @@ class ScreenedConfig:
     feature_bounds: np.ndarray | None
     target_bound: float
     sketch_seed: int
-    releases: tuple | None = None
+    releases: dict | None = None
 
 
 def _floats(values) -> bytes:
@@ -414,7 +568,9 @@ class ScreenedParty:
     ----------
     config : ScreenedConfig
     X : ndarray or sparse matrix of shape (n, d_k)
+        Finite entries.
     y : ndarray of shape (n,)
+        Finite targets.
     seed : SeedSequence, int or None
     secure : bool, default=False
     """
@@ -422,6 +578,12 @@ class ScreenedParty:
     def __init__(self, config: ScreenedConfig, X, y, *, seed=None, secure=False):
         self.config = config
         X = as_layout(X, "columns")
+        values = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X
+        if not (np.isfinite(values).all() and np.isfinite(np.asarray(y, dtype=float)).all()):
+            raise ValueError(
+                f"party {config.index}: its columns and targets must be finite (a NaN or an "
+                "inf never passes a clip)"
+            )
         bounds = config.feature_bounds
         if bounds is not None:
             X = clip_features(X, np.asarray(bounds, dtype=float))
@@ -430,12 +592,14 @@ class ScreenedParty:
         if math.isfinite(config.target_bound):
             self._y = np.clip(self._y, -config.target_bound, config.target_bound)
         self._n = self._y.shape[0]
-        self._bounds = (
-            np.full(len(config.features), math.inf) if bounds is None else np.asarray(bounds)
-        )
+        # every statistic is of the columns over their bounds: entries in [-1, 1], so one
+        # record's term has the same bound whatever the columns' ranges (1: not private)
+        self._scale = np.ones(len(config.features)) if bounds is None else np.asarray(bounds)
         source = make_noise_source(seed, secure=secure)
         self._releases = (
-            None if config.releases is None else [r.bind(source) for r in config.releases]
+            None
+            if config.releases is None
+            else {part: release.bind(source) for part, release in config.releases.items()}
         )
         self._shared = None
         self._sketch = None
@@ -446,9 +610,16 @@ class ScreenedParty:
         """Rounds this party has completed."""
         return self._iteration
 
+    @property
+    def sharing(self) -> bool:
+        """Whether there are other parties to share a sketch with."""
+        return self.config.n_parties > 1
+
     def _columns(self, index):
+        """The columns ``index`` over their bounds, dense."""
         A = self._X[:, index]
-        return A.toarray() if hasattr(A, "toarray") else np.asarray(A)
+        A = A.toarray() if hasattr(A, "toarray") else np.array(A, dtype=float)
+        return A / self._scale[index]
 
     def _release(self, part, values, *factors, over=None):
         if self._releases is None:
@@ -484,10 +655,13 @@ class ScreenedParty:
         return _floats(message)
 
     def _screen(self):
-        scores = np.asarray(self._X.T @ self._y, dtype=float).ravel() / self._n
-        # one record moves the scores by at most 2 B ||b||_2 / n
-        norm = float(np.sqrt(np.sum(self._bounds**2)))
-        return self._release(0, scores, 2.0, self.config.target_bound, norm, over=self._n)
+        scores = np.asarray(self._X.T @ self._y, dtype=float).ravel() / self._n / self._scale
+        # per unit bound: one record moves v_j / b_j by at most 2 B / n, the vector by
+        # 2 B sqrt(d_k) / n in L2, whatever the bounds
+        columns = math.sqrt(scores.size)
+        return self._release(
+            SCREEN_PART, scores, 2.0, self.config.target_bound, columns, over=self._n
+        )
 
     def _statistics(self, payload):
         # broadcast: [m (0: no sketch), one flag per global feature]
@@ -500,19 +674,21 @@ class ScreenedParty:
         A = self._columns(self._shared)
         gram = A.T @ A / self._n
         inner = A.T @ self._y / self._n
-        b = float(np.sqrt(np.sum(self._bounds[self._shared] ** 2)))
-        # per-record term (upper(a a^T), a y): norm at most ||b|| sqrt(||b||^2 + B^2)
+        b = math.sqrt(s)  # a record's row over the bounds has norm at most sqrt(s)
+        # per-record term (upper(a a^T), a y): norm at most ||a|| sqrt(||a||^2 + B^2)
         own = self._release(
-            1,
+            OWN_PART,
             np.concatenate([_upper(gram), inner]),
             2.0,
             b * math.sqrt(b * b + self.config.target_bound**2),
             over=self._n,
         )
+        if not self.sharing:
+            return own
         self._sketch = None if m == 0 else SketchSpec(self._n, m, self.config.sketch_seed, COUNT)
         sketched = self._sketch_rows(A)
-        # one record moves one row of J A_S by at most 2 ||b_S||_2 (J's columns: norm 1)
-        shared = self._release(2, sketched, 2.0, b)
+        # one record moves one row of J A_S by at most 2 sqrt(s) (J's columns: norm 1)
+        shared = self._release(SHARING_PART, sketched, 2.0, b)
         return np.concatenate([own, shared.ravel()])
 
     def _sketch_rows(self, A):
@@ -531,16 +707,16 @@ class ScreenedParty:
         return signs[:, None] * Z[rows]
 
     def _cross(self, payload):
-        # broadcast: [clip_l for each party, then each party's clipped Z_l, in party order]
+        # broadcast: [clip_l for each party, the sizes s_l, then each party's clipped Z_l]
         K = self.config.n_parties
+        s = self._shared.size
+        if s == 0 or not self.sharing:
+            return np.zeros(0)
         clips = payload[:K]
         sizes = payload[K : 2 * K].astype(int)
         blocks = payload[2 * K :]
-        s = self._shared.size
-        if s == 0:
-            return np.zeros(0)
         A = self._columns(self._shared)
-        b = float(np.sqrt(np.sum(self._bounds[self._shared] ** 2)))
+        b = math.sqrt(s)
         rows = self._n if self._sketch is None else self._sketch.m
         out, start = [], 0
         for other in range(K):
@@ -554,8 +730,10 @@ class ScreenedParty:
                 norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
                 Z = Z * np.minimum(1.0, clips[other] / np.maximum(norms, 1e-300))[:, None]
             product = A.T @ self._unsketch(Z) / self._n
-            # a record's term a_S (J^T Z~)_i^T: norm at most ||b_S|| clip_l
-            out.append(self._release(3, product, 2.0, b, float(clips[other]), over=self._n))
+            # a record's term a_S (J^T Z~)_i^T: norm at most sqrt(s) clip_l
+            out.append(
+                self._release(CROSS_PART, product, 2.0, b, float(clips[other]), over=self._n)
+            )
         return np.concatenate([o.ravel() for o in out]) if out else np.zeros(0)
 
     def __repr__(self) -> str:
@@ -576,39 +754,45 @@ class ScreenedCoordinator:
     blocks : list of ndarray of int
         Each party's global feature indices.
     n : int
-    radii, bounds : sequence of float
-        Each party's radius and largest feature bound.
+    radii : sequence of float
+        Each party's radius.
     column_bounds : ndarray or None
-        ``b_j`` of every feature (``None``: not private).
+        ``b_j`` of every feature (``None``: not private; every scale is then 1).
     target_bound : float
         ``B``.
-    multipliers : tuple of float
-        The calibrated multipliers of the plan's four events (zeros: not private).
+    multipliers : dict of str to float
+        The calibrated multiplier of each of the plan's parts (zeros: not private).
     max_shared : int
     sketch_dim : int, None or "auto"
     """
 
-    def __init__(self, blocks, n, radii, bounds, column_bounds, target_bound, multipliers,
-                 max_shared, sketch_dim):  # fmt: skip
+    def __init__(self, blocks, n, radii, column_bounds, target_bound, multipliers, max_shared,
+                 sketch_dim):  # fmt: skip
         self.blocks = [np.asarray(b, dtype=np.int64) for b in blocks]
         self.n = int(n)
         self.radii = [float(r) for r in radii]
-        self.bounds = [float(b) for b in bounds]
-        self.column_bounds = column_bounds
+        d = sum(b.size for b in self.blocks)
+        self.private = column_bounds is not None
+        self.column_bounds = np.ones(d) if column_bounds is None else np.asarray(column_bounds)
         self.target_bound = float(target_bound)
-        self.multipliers = multipliers
+        self.multipliers = {part: float(multipliers.get(part, 0.0)) for part in PARTS}
         self.max_shared = int(max_shared)
         self.sketch_dim = sketch_dim
         self.shared = None
         self.m = None
         self.own = None
         self.sketches = None
+        self.theta = None
         self.completed = 0
         self.info: dict = {}
 
     @property
     def n_parties(self) -> int:
         return len(self.blocks)
+
+    @property
+    def sharing(self) -> bool:
+        return self.n_parties > 1
 
     def _read(self, k, message, size):
         values = np.frombuffer(message, dtype=np.float64)
@@ -643,64 +827,88 @@ class ScreenedCoordinator:
         self.completed = iteration + 1
         return out
 
+    def _choose(self, k, scores):
+        """Party ``k``'s shared columns (local indices): ranked by their released scores per
+        unit bound ``|v_j| / b_j``, each kept when it stands out of the screen's noise and
+        passes the level of :func:`join_threshold` (columns over their bounds, whose
+        coefficients' L1 norm is about ``r_k`` times the party's median bound)."""
+        order = np.argsort(-np.abs(scores), kind="stable")
+        if not self.private:
+            return np.sort(order[: self.max_shared])
+        floor = screen_noise(self.n, order.size, self.target_bound, self.multipliers[SCREEN_PART])
+        radius = self.radii[k] * float(np.median(self.column_bounds[self.blocks[k]]))
+        chosen = []
+        for j in order:
+            if len(chosen) == self.max_shared:
+                break
+            level = floor
+            if self.sharing:
+                level = max(level, join_threshold(
+                    self.n, np.ones(len(chosen) + 1), 1.0, radius, self.multipliers[SHARING_PART]
+                ))  # fmt: skip
+            if abs(scores[j]) >= level:
+                chosen.append(int(j))
+        return np.sort(np.array(chosen, dtype=np.int64))
+
     def _supports(self, messages):
-        z = self.multipliers[2]
-        self.shared = []
-        for k, message in enumerate(messages):
-            scores = self._read(k, message, self.blocks[k].size)
-            b = 1.0 if self.column_bounds is None else self.column_bounds[self.blocks[k]]
-            order = np.argsort(-np.abs(scores) / b, kind="stable")
-            limit = min(self.max_shared, order.size)
-            s = limit
-            if z > 0:
-                bound = self.bounds[k]
-                floor = screen_noise(
-                    self.n, order.size, bound, self.target_bound, self.multipliers[0]
-                )
-                s = 0
-                for count in range(1, limit + 1):
-                    level = max(floor, join_threshold(self.n, count, self.radii[k], bound, z))
-                    if abs(scores[order[count - 1]]) < level:
-                        break
-                    s = count
-            self.shared.append(np.sort(order[:s]))
-        sizes = [s.size for s in self.shared]
-        if isinstance(self.sketch_dim, str):
-            self.m = sketch_rows(self.n, max(sizes), max(self.bounds), z)
+        self.shared = [
+            self._choose(k, self._read(k, message, self.blocks[k].size))
+            for k, message in enumerate(messages)
+        ]
+        if not self.sharing:
+            self.m = None
+        elif isinstance(self.sketch_dim, str):
+            self.m = sketch_rows(self.n, self._unit_bounds(), self.multipliers[SHARING_PART])
         else:
             self.m = self.sketch_dim
-        flags = np.zeros(sum(b.size for b in self.blocks))
+        flags = np.zeros(self.column_bounds.size)
         for k, local in enumerate(self.shared):
             flags[self.blocks[k][local]] = 1.0
         return np.concatenate([[0.0 if self.m is None else float(self.m)], flags])
 
+    def _unit_bounds(self):
+        """The shared columns' bounds once divided by themselves: the statistics' units."""
+        return [np.ones(s.size) for s in self.shared]
+
+    def _scales(self):
+        """The shared columns' bounds, in the quadratic's order."""
+        return np.concatenate([self.column_bounds[self.blocks[k][s]]
+                               for k, s in enumerate(self.shared)])  # fmt: skip
+
     @property
     def rows(self) -> int:
         return self.n if self.m is None else self.m
+
+    def _sketch_floats(self, s):
+        return self.rows * s if self.sharing else 0
 
     def _statistics(self, messages):
         self.own, self.sketches = [], []
         clips = []
         for k, message in enumerate(messages):
             s = self.shared[k].size
-            size = s * (s + 1) // 2 + s + self.rows * s if s else 0
-            values = self._read(k, message, size)
-            head = s * (s + 1) // 2 + s
+            head = s * (s + 1) // 2 + s if s else 0
+            values = self._read(k, message, head + (self._sketch_floats(s) if s else 0))
             self.own.append(values[:head])
+            if not self.sharing:
+                continue
             Z = values[head:].reshape(self.rows, s)
             norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
             clip = float(np.quantile(norms, ROW_QUANTILE)) if s else 0.0
-            if self.multipliers[2] == 0 or clip == 0:  # not private: nothing clipped
+            if not self.private or clip == 0:  # not private: nothing clipped
                 clip = float(norms.max(initial=0.0))
             else:
                 Z = Z * np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
             clips.append(clip)
             self.sketches.append(Z)
         self.info["row_clips"] = clips
+        if not self.sharing:
+            return np.zeros(0)
         sizes = [float(s.size) for s in self.shared]
         return np.concatenate([clips, sizes, *[Z.ravel() for Z in self.sketches]])
 
-    def _cross(self, messages):
+    def _quadratic(self, messages):
+        """``(G, c, offsets)`` of the shared columns from the own and cross statistics."""
         sizes = [s.size for s in self.shared]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         total = int(offsets[-1])
@@ -717,7 +925,7 @@ class ScreenedCoordinator:
             G[offsets[k] : offsets[k + 1], offsets[k] : offsets[k + 1]] = block
             c[offsets[k] : offsets[k + 1]] = values[upper[0].size :]
         for k, message in enumerate(messages):
-            expected = sizes[k] * (total - sizes[k]) if sizes[k] else 0
+            expected = sizes[k] * (total - sizes[k]) if sizes[k] and self.sharing else 0
             values = self._read(k, message, expected)
             start = 0
             for other in range(self.n_parties):
@@ -730,18 +938,32 @@ class ScreenedCoordinator:
                 cols = slice(offsets[other], offsets[other + 1])
                 G[rows, cols] += P
                 G[cols, rows] += P.T
-        theta = np.zeros(sum(b.size for b in self.blocks))
+        return G, c, offsets
+
+    def _regularised(self, G):
+        """Private: the ridge and the eigenvalue floor on the quadratic of the columns over
+        their bounds, normalised by the spread ``1 / sqrt(3)``. Not private: ``G`` itself."""
+        if not self.private:
+            return G, 0.0
+        normalised = G / SPREAD**2
+        signal = float(np.mean(np.diag(normalised)))
+        lam = ridge(self.n, self._unit_bounds(), self.multipliers[SHARING_PART], signal)
+        normalised = normalised + lam * np.eye(G.shape[0])
+        values, vectors = np.linalg.eigh(normalised)
+        floor = EIGEN_FLOOR * max(float(values.max()), 1.0)
+        normalised = (vectors * np.maximum(values, floor)) @ vectors.T
+        return normalised * SPREAD**2, lam
+
+    def _cross(self, messages):
+        G, c, offsets = self._quadratic(messages)
+        theta = np.zeros(self.column_bounds.size)
         lam = gap = 0.0
         iterations = 0
-        if total:
-            # a noisy diagonal may be anything: the floors are set by the public bound's scale
-            public = (SPREAD * max(self.bounds)) ** 2
-            signal = max(float(np.mean(np.diag(G))), EIGEN_FLOOR * public)
-            lam = ridge(self.n, sizes, max(self.bounds), self.multipliers[2], signal)
-            G = G + lam * np.eye(total)
-            values, vectors = np.linalg.eigh(G)
-            floor = EIGEN_FLOOR * max(float(values.max()), public)
-            G = (vectors * np.maximum(values, floor)) @ vectors.T
+        if G.shape[0]:
+            G, lam = self._regularised(G)
+            # back from the columns over their bounds to the columns themselves
+            scales = self._scales()
+            G, c = G * np.outer(scales, scales), c * scales
             groups = [(int(offsets[k]), int(offsets[k + 1])) for k in range(self.n_parties)]
             x, gap, iterations = solve_balls(G, c, self.radii, groups)
             for k, local in enumerate(self.shared):
@@ -757,6 +979,8 @@ class ScreenedCoordinator:
         out = []
         for k, block in enumerate(self.blocks):
             s = sizes[k]
-            floats = block.size + (s * (s + 1) // 2 + s + self.rows * s + s * (total - s))
+            floats = block.size + s * (s + 1) // 2 + s
+            if self.sharing:
+                floats += self.rows * s + s * (total - s)
             out.append(floats * FLOAT_BYTES)
         return np.array(out, dtype=np.int64)
