@@ -323,7 +323,10 @@ def test_one_party_plans_no_sketch_and_fits_its_own_statistics():
     assert [m.part for m in fit.report.mechanisms] == ["column screening", "own statistics"]
     assert fit.report.epsilon == pytest.approx(2.0, rel=1e-3)
     info = fit.info
-    assert info["ridge"] == 0.0 and info["uplink"]["matches"]
+    assert info["ridge"] == 0.0 and info["uplink"]["matches"] and info["sketch_dim"] is None
+    assert list(info["shares"].values()) == pytest.approx([0.3, 0.7])
+    with pytest.raises(ValueError, match="1 parties plan 2 parts"):
+        screened_events(1, (0.05, 0.05, 0.8, 0.1))
     s = info["shared"][0].size
     assert info["uplink"]["per_party"].tolist() == [8 * (10 + s * (s + 1) // 2 + s)]
     least_squares = np.linalg.lstsq(X, y, rcond=None)[0]
@@ -483,6 +486,23 @@ def test_without_noise_it_is_the_least_squares_fit_at_any_scale(scales):
     np.testing.assert_allclose(fit.coef, np.linalg.lstsq(X, y, rcond=None)[0], rtol=1e-4)
 
 
+@pytest.mark.parametrize("case", ["zero column", "duplicated column"])
+def test_without_noise_a_singular_quadratic_is_still_solved(case):
+    X, y = small(500, 6)
+    if case == "zero column":
+        X[:, 2] = 0.0
+    else:
+        X[:, 4] = X[:, 1]
+    fit = vertical_fw(
+        Problem(X, y, "squared"), epsilon=math.inf, delta=0.0, parties=2, radius=10.0,
+        sketch_dim=None,
+    )  # fmt: skip
+    least_squares = np.linalg.lstsq(X, y, rcond=None)[0]
+    # the fitted values are the least-squares ones (the coefficients need not be unique)
+    np.testing.assert_allclose(X @ fit.coef, X @ least_squares, atol=1e-4)
+    assert fit.info["duality_gap"] <= 1e-6
+
+
 def test_uneven_public_bounds_learn_as_the_rescaled_columns_do():
     """The parties' statistics are of the columns over their bounds: columns of any range,
     with their bounds, give the fit of the rescaled columns."""
@@ -604,6 +624,7 @@ def test_a_fit_far_outside_its_regime_warns_before_the_budget_is_charged():
         ({"max_shared": 3, "variant": "paper"}, "max_shared"),
         ({"variant": "other"}, "variant"),
         ({"feature_bounds": 1e300}, "feature_bounds"),
+        ({"sketch_dim": 101}, "sketch_dim=101 exceeds the 100 records"),
     ],
 )
 def test_parameters_of_other_variants_are_refused_by_name(given, match):

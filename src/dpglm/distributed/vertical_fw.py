@@ -208,11 +208,13 @@ Uplink: ``K T`` int64 indices and ``m K T`` float64 sketch entries, and ``m``
 more float64 centred, counted by the engine on the messages themselves
 (``info["uplink"]``).
 
-``epsilon = inf`` runs the same protocol without noise or clipping (features
-and targets included); the sketch stays, so the fit minimises the sketched
-objective ``(1/2n) ||J (A x - y)||^2`` (centred) or
-``(1/2n) ||J A x||^2 - (1/n) y^T A x`` (paper) (``sketch_dim=None``: the
-LASSO itself).
+With ``epsilon = inf`` the Frank-Wolfe variants run the same protocol without
+noise or clipping (features and targets included); the sketch stays, so the
+fit minimises the sketched objective ``(1/2n) ||J (A x - y)||^2`` (centred) or
+``(1/2n) ||J A x||^2 - (1/n) y^T A x`` (paper) (``sketch_dim=None``: the LASSO
+itself). The screened variant without noise is the LASSO on each party's
+``max_shared`` columns of largest marginal score (all of them when it holds
+no more), exactly with ``sketch_dim=None``.
 
 Examples
 --------
@@ -301,7 +303,6 @@ from dpglm.distributed.vertical_rule import (
     vertical_fw_rule,
 )
 from dpglm.distributed.vertical_screened import (
-    FALLBACK_SHARES,
     MAX_SHARED,
     OWN_PART,
     ROUNDS,
@@ -1090,7 +1091,7 @@ def _check_screened_scales(bounds, target_bound, columns, n):
         if not math.isfinite(2.0 * target_bound * norm * max(norm, target_bound) * b * b):
             raise ValueError(
                 f"feature_bounds (largest {b:g}) and target_bound ({target_bound:g}) are too "
-                f"large: the sensitivities over {d_k} columns overflow; rescale the data"
+                f"large: the noise's thresholds over {d_k} columns overflow; rescale the data"
             )
 
 
@@ -1109,6 +1110,11 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
     K, d, n = sampling.n_parties, sampling.n_blocks, y.size
     if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
         sketch_dim = _check_sketch_dim(sketch_dim)
+        if sketch_dim is not None and sketch_dim > n:
+            raise ValueError(
+                f"sketch_dim={sketch_dim} exceeds the {n} records: a count sketch of more rows "
+                "than records only costs uplink; give sketch_dim=None (no sketch) instead"
+            )
     max_shared = _check_max_shared(max_shared)
     sketch_seed = _check_sketch_seed(sketch_seed)
     penalty = problem.penalty if problem is not None else NoPenalty()
@@ -1122,7 +1128,7 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
     party_bounds = [
         1.0 if bounds is None else float(bounds[f].max()) for f in sampling.party_blocks
     ]
-    shares = FALLBACK_SHARES
+    shares = None  # without noise every multiplier is 0 whatever the split
     if private:
         _check_screened_scales(party_bounds, target_bound, columns, n)
         # mu of the whole plan: the split is derived at the level it will be calibrated to
@@ -1141,14 +1147,16 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
             shared=min(max_shared, TYPICAL_SHARED),
         )  # fmt: skip
     events = screened_events(K, shares)
+    template_mu2 = sum(e.count / e.noise_multiplier**2 for e in events)
     plan = PrivacyPlan(events, NEIGHBOURING)
     regime = None
     if private:
         # before the charge: a fit not expected to learn is said so while the budget is whole
         calibrated = calibrate_cached(plan, epsilon, delta, accountant).plan.events
         z = {e.part: float(e.noise_multiplier) for e in calibrated}
+        medians = [float(np.median(bounds[f])) for f in sampling.party_blocks]
         regime = screened_regime(
-            n, columns, radii, party_bounds, target_bound,
+            n, columns, radii, medians, target_bound,
             (z[SCREEN_PART], z[OWN_PART], z.get(SHARING_PART, 0.0)),
         )  # fmt: skip
         if max(regime["least_coefficient_over_radius"]) > FAR_OUTSIDE * regime["level"]:
@@ -1232,7 +1240,11 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
         "per_party": engine.uplink.copy(),
         "total": int(engine.uplink.sum()),
         "float_bytes": FLOAT_BYTES,
-        "formula": "d_k + s_k (s_k + 1) / 2 + s_k + m s_k + s_k (s - s_k) float64 per party",
+        "formula": (
+            "d_k + s_k (s_k + 1) / 2 + s_k + m s_k + s_k (s - s_k) float64 per party"
+            if K > 1
+            else "d + s (s + 1) / 2 + s float64"
+        ),
         "expected_per_party": expected,
         "expected_total": int(expected.sum()),
     }
@@ -1249,11 +1261,11 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
         "parties": owner,
         "shared": shared,
         "max_shared": max_shared,
-        "sketch_dim": coordinator.rows,
+        "sketch_dim": coordinator.rows if K > 1 else None,
         "sketch": None if coordinator.m is None else COUNT,
         "sketch_seed": sketch_seed,
         "noise_multipliers": multipliers,
-        "shares": dict(zip([e.part for e in events], shares, strict=False)),
+        "shares": {e.part: e.count / e.noise_multiplier**2 / template_mu2 for e in events},
         "row_clips": coordinator.info.get("row_clips"),
         "ridge": coordinator.info.get("ridge"),
         "duality_gap": coordinator.info.get("duality_gap"),
