@@ -93,8 +93,8 @@ def split_model(shares, n, K, d_k, r, b, B, mu, s):
 
 @pytest.mark.parametrize(("n", "K", "mu"), [(10**5, 2, 0.3), (10**6, 2, 0.8), (10**6, 4, 2.0)])
 def test_the_split_leaves_the_least_noise_on_the_shared_quadratic(n, K, mu):
-    args = (n, K, 100, 12.0, 1.0, 24.0, mu)
-    shares = np.array(screened_shares(*args, shared=8))
+    args = (n, K, 100, 12.0, 1.0, 24.0, mu)  # the model's: columns over their bounds, b = 1
+    shares = np.array(screened_shares(n, K, 100, 12.0, 24.0, mu, shared=8))
     best, screen, join = split_model(shares, *args, 8)
     assert shares.sum() == pytest.approx(1.0) and shares.min() > 0
     assert screen == pytest.approx(join, rel=1e-6)  # the screen's level is tied to the join's

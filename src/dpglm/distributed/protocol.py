@@ -87,6 +87,7 @@ __all__ = [
     "check_sketch_kind",
     "decode_message",
     "encode_message",
+    "out_of_order",
 ]
 
 #: an uploaded index is one little-endian int64, a sketch entry one little-endian float64
@@ -139,6 +140,23 @@ class ProtocolError(PartyError):
 
 
 # --- the public Johnson-Lindenstrauss matrix ------------------------------------------------
+
+
+def out_of_order(party: int, asked: int, completed: int, unit: str = "iteration"):
+    """The error of a party asked for step ``asked`` when it has completed ``completed``.
+
+    Examples
+    --------
+    >>> out_of_order(1, 3, 2, "round").args[0]
+    'party 1 was asked for round 3, but has completed 2: rounds run in order, once'
+    """
+    return ProtocolError(
+        f"party {party} was asked for {unit} {asked}, but has completed {completed}: "
+        f"{unit}s run in order, once",
+        party=party,
+        iteration=asked,
+        completed=completed,
+    )
 
 
 def check_sketch_kind(kind, name: str = "sketch") -> str:
@@ -493,13 +511,7 @@ class Party:
             The upload: signed global index and sketched active feature.
         """
         if iteration != self._iteration:
-            raise ProtocolError(
-                f"party {self.config.index} was asked for iteration {iteration}, but has "
-                f"completed {self._iteration}: iterations run in order, once",
-                party=self.config.index,
-                iteration=iteration,
-                completed=self._iteration,
-            )
+            raise out_of_order(self.config.index, iteration, self._iteration)
         q = np.ascontiguousarray(q, dtype=float)
         config, source = self.config, self._source
         if not config.centred:

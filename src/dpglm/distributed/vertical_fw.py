@@ -411,6 +411,27 @@ def _check_sketch_dim(value):
     return int(value)
 
 
+def _checked_common(problem, sampling, *, radius, sketch_dim, sketch_seed, sketch,
+                    feature_bounds, accountant, private):  # fmt: skip
+    """The parameters every variant reads, checked: ``(sketch_dim, sketch_seed, sketch kind,
+    radii, feature bounds, accountant)``, the accountant ``"auto"`` when None."""
+    if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
+        sketch_dim = _check_sketch_dim(sketch_dim)
+    K = sampling.n_parties
+    penalty = problem.penalty if problem is not None else NoPenalty()
+    radii = np.broadcast_to(block_radii(radius, K, penalty), (K,)).copy()
+    if accountant is not None and not isinstance(accountant, str):
+        raise TypeError(f"accountant must be a name or None, got {accountant!r}")
+    return (
+        sketch_dim,
+        _check_sketch_seed(sketch_seed),
+        check_sketch_kind(sketch),
+        radii,
+        _check_feature_bounds(feature_bounds, sampling.n_blocks, private),
+        "auto" if accountant is None else accountant,
+    )
+
+
 def _check_feature_bounds(value, d, private):
     if value is None:
         if private:
@@ -824,19 +845,11 @@ def vertical_fw(
         clip = check_positive("clip", clip, allow_inf=True)
     if noise not in NOISES:
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
-        sketch_dim = _check_sketch_dim(sketch_dim)
-    sketch_seed = _check_sketch_seed(sketch_seed)
-    sketch_kind = check_sketch_kind(sketch)
-    penalty = problem.penalty if problem is not None else NoPenalty()
-    radii = block_radii(radius, K, penalty)
-    radii = np.broadcast_to(radii, (K,)).copy()
-    bounds = _check_feature_bounds(feature_bounds, d, private)
-    if accountant is not None and not isinstance(accountant, str):
-        raise TypeError(f"accountant must be a name or None, got {accountant!r}")
+    sketch_dim, sketch_seed, sketch_kind, radii, bounds, accountant = _checked_common(
+        problem, sampling, radius=radius, sketch_dim=sketch_dim, sketch_seed=sketch_seed,
+        sketch=sketch, feature_bounds=feature_bounds, accountant=accountant, private=private,
+    )  # fmt: skip
     centred = variant != PAPER
-    if accountant is None:
-        accountant = "auto"
     if selection_share is None and accountant == PAPER:
         selection_share = 0.5  # the paper's even split
     share = None if selection_share is None else Share(selection_share, "selection_share")
@@ -1105,24 +1118,18 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
                   radius, feature_bounds, given, accountant, target_bound, max_shared, engine,
                   budget, random_state, secure, sketch_seed, callback):  # fmt: skip
     """The screened variant (:mod:`~dpglm.distributed.vertical_screened`): plan, charge, run."""
-    sketch_kind = check_sketch_kind(sketch)
-    _refuse_for_screened(given, accountant, sketch_kind)
     K, d, n = sampling.n_parties, sampling.n_blocks, y.size
-    if not (isinstance(sketch_dim, str) and sketch_dim == AUTO):
-        sketch_dim = _check_sketch_dim(sketch_dim)
-        if sketch_dim is not None and sketch_dim > n:
-            raise ValueError(
-                f"sketch_dim={sketch_dim} exceeds the {n} records: a count sketch of more rows "
-                "than records only costs uplink; give sketch_dim=None (no sketch) instead"
-            )
+    sketch_dim, sketch_seed, sketch_kind, radii, bounds, accountant = _checked_common(
+        problem, sampling, radius=radius, sketch_dim=sketch_dim, sketch_seed=sketch_seed,
+        sketch=sketch, feature_bounds=feature_bounds, accountant=accountant, private=private,
+    )  # fmt: skip
+    _refuse_for_screened(given, accountant, sketch_kind)
+    if isinstance(sketch_dim, int) and sketch_dim > n:
+        raise ValueError(
+            f"sketch_dim={sketch_dim} exceeds the {n} records: a count sketch of more rows "
+            "than records only costs uplink; give sketch_dim=None (no sketch) instead"
+        )
     max_shared = _check_max_shared(max_shared)
-    sketch_seed = _check_sketch_seed(sketch_seed)
-    penalty = problem.penalty if problem is not None else NoPenalty()
-    radii = np.broadcast_to(block_radii(radius, K, penalty), (K,)).copy()
-    bounds = _check_feature_bounds(feature_bounds, d, private)
-    accountant = "auto" if accountant is None else accountant
-    if not isinstance(accountant, str):
-        raise TypeError(f"accountant must be a name or None, got {accountant!r}")
     target_bound = _check_target_bound(target_bound, radii, bounds, sampling, private)
     columns = [len(f) for f in sampling.party_blocks]
     party_bounds = [
@@ -1130,6 +1137,7 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
     ]
     shares = None  # without noise every multiplier is 0 whatever the split
     if private:
+        medians = [float(np.median(bounds[f])) for f in sampling.party_blocks]
         _check_screened_scales(party_bounds, target_bound, columns, n)
         # mu of the whole plan: the split is derived at the level it will be calibrated to
         one = PrivacyPlan((GaussianEvent(noise_multiplier=1.0),), NEIGHBOURING)
@@ -1138,12 +1146,9 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
         )
         # the parties' statistics are of the columns over their bounds: unit bounds, and
         # coefficients of L1 norm about r_k times the party's median bound
-        radius_units = max(
-            r * float(np.median(bounds[f]))
-            for r, f in zip(radii, sampling.party_blocks, strict=True)
-        )
+        radius_units = max(r * b for r, b in zip(radii, medians, strict=True))
         shares = screened_shares(
-            n, K, max(columns), radius_units, 1.0, target_bound, mu,
+            n, K, max(columns), radius_units, target_bound, mu,
             shared=min(max_shared, TYPICAL_SHARED),
         )  # fmt: skip
     events = screened_events(K, shares)
@@ -1154,7 +1159,6 @@ def _fit_screened(blocks, y, sampling, problem, *, epsilon, delta, private, sket
         # before the charge: a fit not expected to learn is said so while the budget is whole
         calibrated = calibrate_cached(plan, epsilon, delta, accountant).plan.events
         z = {e.part: float(e.noise_multiplier) for e in calibrated}
-        medians = [float(np.median(bounds[f])) for f in sampling.party_blocks]
         regime = screened_regime(
             n, columns, radii, medians, target_bound,
             (z[SCREEN_PART], z[OWN_PART], z.get(SHARING_PART, 0.0)),

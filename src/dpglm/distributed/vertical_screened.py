@@ -105,7 +105,13 @@ from scipy.optimize import minimize
 
 from dpglm.clipping import clip_features
 from dpglm.data.layout import as_layout
-from dpglm.distributed.protocol import COUNT, FLOAT_BYTES, ProtocolError, SketchSpec
+from dpglm.distributed.protocol import (
+    COUNT,
+    FLOAT_BYTES,
+    ProtocolError,
+    SketchSpec,
+    out_of_order,
+)
 from dpglm.penalties import L1Ball
 from dpglm.privacy.events import GaussianEvent
 from dpglm.privacy.mechanisms import make_noise_source
@@ -218,42 +224,39 @@ def _screen_unit(n, columns, target_bound):
     return math.sqrt(2.0 * math.log(2.0 * columns)) * 2.0 * target_bound * math.sqrt(columns) / n
 
 
-def _own_unit(n, shared, bound, target_bound):
-    """Std of the noise on an own statistic, per unit multiplier (``s`` columns of bound b)."""
-    norm = bound * math.sqrt(shared)
-    return 2.0 * norm * math.sqrt(norm * norm + target_bound * target_bound) / n
+def _own_unit(n, shared, target_bound):
+    """Std of the noise on an own statistic, per unit multiplier (``s`` columns over their
+    bounds)."""
+    return 2.0 * math.sqrt(shared) * math.sqrt(shared + target_bound * target_bound) / n
 
 
-def _cross_unit(n, shared, bound):
-    """Std of the sketches' noise on a normalised cross entry, per unit sketch multiplier.
+def _cross_unit(n, shared):
+    """Std of the sketches' noise on a cross entry, per unit sketch multiplier.
 
-    Party ``k``'s exact column (rms ``SPREAD b``) read against the other
-    party's sketch noise of std ``z 2 b sqrt(s)``, over ``n``, averaged over
-    the two directions.
+    Party ``k``'s exact column (rms ``SPREAD`` over its bound) read against
+    the other party's sketch noise of std ``z 2 sqrt(s)``, over ``n``,
+    averaged over the two directions.
     """
-    return SPREAD * bound * 2.0 * bound * math.sqrt(shared) / math.sqrt(2.0 * n)
+    return SPREAD * 2.0 * math.sqrt(shared) / math.sqrt(2.0 * n)
 
 
-def screened_shares(n, n_parties, columns, radius, bound, target_bound, mu,
-                    shared=TYPICAL_SHARED):  # fmt: skip
+def screened_shares(n, n_parties, columns, radius, target_bound, mu, shared=TYPICAL_SHARED):
     """The split of the plan's ``mu^2`` that leaves the least noise on the shared quadratic.
 
     A model of the noise, per entry of the quadratic of the columns over their
-    bounds (``s = min(shared, columns)`` columns per party, ``bound`` 1 in the
-    fit; a party's numbers: the most columns, the largest radius in those
-    units):
+    bounds (``s = min(shared, columns)`` columns per party; a party's numbers:
+    the most columns, the largest radius in those units):
 
     * the sketches' noise on a cross entry: ``e_2 = z_2`` :func:`_cross_unit`
       (the error at the ``1 / sqrt(n)`` rate);
-    * the cross statistics' own noise: ``e_3 = z_3 2 b sqrt(s) c / (n sqrt(2))``
+    * the cross statistics' own noise: ``e_3 = z_3 2 sqrt(s) c / (n sqrt(2))``
       with the row clip ``c`` about ``ROW_CLIP_FACTOR sqrt(s)`` times the
-      sketch's noise ``z_2 2 b sqrt(s)``: a product of the two multipliers;
+      sketch's noise ``z_2 2 sqrt(s)``: a product of the two multipliers;
     * the own statistics' noise: ``e_1 = z_1`` :func:`_own_unit`;
     * the screening: its noise must not decide which column is shared, so its
       multiplier is tied to the sketches' so that the level a score per unit
       bound needs to stand out of it (:func:`screen_noise`) equals the level a
-      column needs to be shared (:func:`join_threshold` at one column, per
-      unit bound); with one party, to the own statistics' noise per unit bound.
+      column needs to be shared (:func:`join_threshold`).
 
     The shares minimise the model's ``e_1^2 + e_2^2 + e_3^2`` at
     ``mu^2 = sum_i count_i / z_i^2`` (exact for Gaussian releases), by
@@ -263,21 +266,21 @@ def screened_shares(n, n_parties, columns, radius, bound, target_bound, mu,
 
     Examples
     --------
-    >>> shares = screened_shares(10**6, 2, 100, 12.0, 1.0, 24.0, 0.55)
+    >>> shares = screened_shares(10**6, 2, 100, 12.0, 24.0, 0.55)
     >>> [round(s, 2) for s in shares], round(sum(shares), 12)
     ([0.01, 0.05, 0.86, 0.08], 1.0)
     """
     K = int(n_parties)
     s = min(int(shared), int(columns))
-    screen = _screen_unit(n, columns, target_bound)
-    own = _own_unit(n, s, bound, target_bound)
     if K == 1:
         return (ALONE_SCREEN_SHARE, 1.0 - ALONE_SCREEN_SHARE)
+    own = _own_unit(n, s, target_bound)
     counts = np.array([K, K, K * (K - 1)], dtype=float)
-    tie = (SPREAD * 2.0 * bound * radius / math.sqrt(n)) / screen  # z_0 = tie z_2
-    cross = _cross_unit(n, s, bound)
-    product = 2.0 * bound * math.sqrt(s) * ROW_CLIP_FACTOR * math.sqrt(s) * 2.0 * bound
-    product *= math.sqrt(s) / (n * math.sqrt(2.0))
+    # z_0 = tie z_2: the screen's level equals the join threshold
+    tie = join_threshold(n, radius, 1.0) / _screen_unit(n, columns, target_bound)
+    cross = _cross_unit(n, s)
+    product = 2.0 * math.sqrt(s) * ROW_CLIP_FACTOR * math.sqrt(s) * 2.0 * math.sqrt(s)
+    product /= n * math.sqrt(2.0)
 
     def multipliers(logits):
         weights = np.exp(logits - logits.max())
@@ -301,25 +304,24 @@ def screened_shares(n, n_parties, columns, radius, bound, target_bound, mu,
     return _renormalised((1.0 - float(weights.sum()), *(float(w) for w in weights)))
 
 
-def join_threshold(n, shared_bounds, bound, radius, sketch_multiplier):
-    """The score a column of bound ``bound`` needs to join a party's shared set.
+def join_threshold(n, radius, sketch_multiplier):
+    """The score (over its bound) a column needs to join a party's shared set.
 
-    With the shared set's bounds ``shared_bounds`` (the column among them),
-    the sketch of the set carries noise of std ``sigma_2 = z_2 2 ||b_S||``;
-    another party's statistic of this column reads it with the column's
-    spread ``SPREAD b_j`` over ``sqrt(n)``, and the gradient coordinate that
-    times the norm of the other party's coefficients, ``r / sqrt(s)`` for
-    ``s`` equal ones in a ball of radius ``r``. A column whose marginal score
-    is below that adds more noise than signal.
+    The sketch of ``s`` shared columns over their bounds carries noise of std
+    ``sigma_2 = z_2 2 sqrt(s)``; another party's statistic of one of them
+    reads it with the spread ``SPREAD`` over ``sqrt(n)``, and its gradient
+    coordinate that times the norm of the other party's coefficients,
+    ``r / sqrt(s)`` for ``s`` equal ones in a ball of radius ``r`` (in the
+    same units). The ``sqrt(s)`` cancel: ``SPREAD z_2 2 r / sqrt(n)``,
+    whatever the number shared. A column whose marginal score is below that
+    adds more noise than signal.
 
     Examples
     --------
-    >>> round(join_threshold(10**6, np.ones(12), 1.0, 12.0, 2.75), 4)
+    >>> round(join_threshold(10**6, 12.0, 2.75), 4)
     0.0381
     """
-    shared_bounds = np.asarray(shared_bounds, dtype=float)
-    sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(shared_bounds**2)))
-    return SPREAD * bound * sigma / math.sqrt(n) * radius / math.sqrt(shared_bounds.size)
+    return SPREAD * sketch_multiplier * 2.0 * radius / math.sqrt(n)
 
 
 def screen_noise(n, n_columns, target_bound, screen_multiplier):
@@ -338,66 +340,54 @@ def screen_noise(n, n_columns, target_bound, screen_multiplier):
     return screen_multiplier * _screen_unit(n, n_columns, target_bound)
 
 
-def sketch_rows(n, shared_bounds, sketch_multiplier):
+def sketch_rows(n, sizes, sketch_multiplier):
     """``m``: the count sketch whose error on a cross entry is a quarter of the noise's.
 
-    ``shared_bounds``: each party's shared columns' bounds. The count sketch
-    leaves an error of std about ``SPREAD^2 b_j b_l / sqrt(m)`` on a cross
-    entry; the noise, ``SPREAD b_j z_2 2 ||b_{S_l}|| / sqrt(n)``. ``m`` is the
-    least that puts the first at ``SKETCH_ERROR_RATIO`` of the second for
-    every pair, at most ``MAX_ROWS``; ``None`` (no sketch, ``J = I``) when that
-    is ``n`` or more, or without noise.
+    ``sizes``: each party's number of shared columns. On columns over their
+    bounds, the count sketch leaves an error of std about ``SPREAD^2 / sqrt(m)``
+    on a cross entry; the noise, ``SPREAD z_2 2 sqrt(s_l) / sqrt(n)``. ``m`` is
+    the least that puts the first at ``SKETCH_ERROR_RATIO`` of the second for
+    every party sharing (the fewest shared columns, the least noise), at most
+    ``MAX_ROWS``; ``None`` (no sketch, ``J = I``) when that is ``n`` or more,
+    when nothing is shared, or without noise.
 
     Examples
     --------
-    >>> sketch_rows(10**6, [np.ones(12), np.ones(12)], 2.75)
+    >>> sketch_rows(10**6, [12, 12], 2.75)
     14693
-    >>> sketch_rows(1000, [np.ones(12)], 0.1), sketch_rows(10**9, [np.ones(2)], 0.01)
+    >>> sketch_rows(1000, [12], 0.1), sketch_rows(10**9, [2], 0.01)
     (None, 65536)
     """
-    if sketch_multiplier == 0:
+    fewest = min((s for s in sizes if s), default=0)
+    if sketch_multiplier == 0 or fewest == 0:
         return None
-    need = 0.0
-    for bounds in shared_bounds:
-        bounds = np.asarray(bounds, dtype=float)
-        if bounds.size:
-            sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(bounds**2)))
-            need = max(
-                need, (SPREAD * float(bounds.max())) ** 2 / (SKETCH_ERROR_RATIO * sigma) ** 2
-            )
-    if need == 0.0:
-        return None
+    need = SPREAD**2 / (SKETCH_ERROR_RATIO * sketch_multiplier * 2.0) ** 2 / fewest
     m = min(math.ceil(n * need), MAX_ROWS)
     return None if m >= n else int(m)
 
 
-def ridge(n, shared_bounds, sketch_multiplier, signal):
+def ridge(n, sizes, sketch_multiplier, signal):
     """The ridge on the normalised quadratic: its noise's spectral norm squared over the signal.
 
-    On the quadratic normalised by the shared columns' spreads ``SPREAD b_j``
-    (unit diagonal for columns that fill their bounds), a cross entry with
-    party ``l`` carries noise of std ``z_2 2 ||b_{S_l}|| / (SPREAD b_l sqrt(2 n))``
-    (two estimates averaged; ``b_l`` the least bound of ``S_l``), so a
-    spectral norm of about ``2 sqrt(s)`` times that over the ``s`` shared
-    columns. Shrinking by its square over ``signal``, the mean normalised
-    diagonal, keeps the solve from following the noise's directions when
-    the noise is comparable to the signal, and costs little when it is not.
+    ``sizes``: each party's number of shared columns. On the quadratic of the
+    columns over their bounds, normalised by the spread ``SPREAD`` (unit
+    diagonal for columns that fill their bounds), a cross entry with party
+    ``l`` carries noise of std ``z_2 2 sqrt(s_l) / (SPREAD sqrt(2 n))`` (two
+    estimates averaged), so a spectral norm of about ``2 sqrt(s)`` times that
+    over the ``s`` shared columns. Shrinking by its square over ``signal``,
+    the mean normalised diagonal, keeps the solve from following the noise's
+    directions when the noise is comparable to the signal, and costs little
+    when it is not. Zero without noise or with fewer than two parties sharing.
 
     Examples
     --------
-    >>> round(ridge(10**6, [np.ones(12), np.ones(12)], 2.75, 1.0), 5)
+    >>> round(ridge(10**6, [12, 12], 2.75, 1.0), 5)
     0.05227
     """
-    sizes = [np.asarray(b).size for b in shared_bounds]
     total = int(sum(sizes))
-    if total == 0 or sketch_multiplier == 0 or sum(1 for s in sizes if s) < 2:
+    if sketch_multiplier == 0 or sum(1 for s in sizes if s) < 2:
         return 0.0
-    entry = 0.0
-    for bounds in shared_bounds:
-        bounds = np.asarray(bounds, dtype=float)
-        if bounds.size:
-            sigma = sketch_multiplier * 2.0 * float(np.sqrt(np.sum(bounds**2)))
-            entry = max(entry, sigma / (SPREAD * float(bounds.min()) * math.sqrt(2.0 * n)))
+    entry = sketch_multiplier * 2.0 * math.sqrt(max(sizes)) / (SPREAD * math.sqrt(2.0 * n))
     return RIDGE * (2.0 * math.sqrt(total) * entry) ** 2 / max(signal, EIGEN_FLOOR)
 
 
@@ -407,13 +397,12 @@ def least_coefficient(n, n_columns, n_parties, radius, bound, target_bound, mult
     For a column of bound ``b`` (the party's median bound), its score over the
     bound ``|v_j| / b`` is about ``SPREAD^2 b |w_j|``; it is shared when that
     passes :func:`screen_noise` and, with other parties, the level of
-    :func:`join_threshold` at one shared column of unit bound, with the
-    coefficients' L1 norm about ``r b`` in those units (as the coordinator
-    sets it).
+    :func:`join_threshold`, with the coefficients' L1 norm about ``r b`` in
+    the units of the columns over their bounds (as the coordinator sets it).
     """
     score = screen_noise(n, n_columns, target_bound, multipliers[0])
     if n_parties > 1:
-        score = max(score, join_threshold(n, [1.0], 1.0, radius * bound, multipliers[2]))
+        score = max(score, join_threshold(n, radius * bound, multipliers[2]))
     return score / (SPREAD**2 * bound) / radius
 
 
@@ -654,13 +643,7 @@ class ScreenedParty:
     def step(self, iteration: int, payload) -> bytes:
         """Run round ``iteration`` on the coordinator's broadcast; the party's message."""
         if iteration != self._iteration:
-            raise ProtocolError(
-                f"party {self.config.index} was asked for round {iteration}, expected "
-                f"{self._iteration}",
-                party=self.config.index,
-                iteration=iteration,
-                completed=self._iteration,
-            )
+            raise out_of_order(self.config.index, iteration, self._iteration, "round")
         payload = np.asarray(payload, dtype=float)
         if iteration == 0:
             message = self._screen()
@@ -859,20 +842,12 @@ class ScreenedCoordinator:
         order = np.argsort(-np.abs(scores), kind="stable")
         if not self.private:
             return np.sort(order[: self.max_shared])
-        floor = screen_noise(self.n, order.size, self.target_bound, self.multipliers[SCREEN_PART])
-        radius = self.radii[k] * float(np.median(self.column_bounds[self.blocks[k]]))
-        chosen = []
-        for j in order:
-            if len(chosen) == self.max_shared:
-                break
-            level = floor
-            if self.sharing:
-                level = max(level, join_threshold(
-                    self.n, np.ones(len(chosen) + 1), 1.0, radius, self.multipliers[SHARING_PART]
-                ))  # fmt: skip
-            if abs(scores[j]) >= level:
-                chosen.append(int(j))
-        return np.sort(np.array(chosen, dtype=np.int64))
+        level = screen_noise(self.n, order.size, self.target_bound, self.multipliers[SCREEN_PART])
+        if self.sharing:
+            radius = self.radii[k] * float(np.median(self.column_bounds[self.blocks[k]]))
+            level = max(level, join_threshold(self.n, radius, self.multipliers[SHARING_PART]))
+        passing = order[np.abs(scores[order]) >= level]
+        return np.sort(passing[: self.max_shared])
 
     def _supports(self, messages):
         self.shared = [
@@ -882,7 +857,7 @@ class ScreenedCoordinator:
         if not self.sharing:
             self.m = None
         elif isinstance(self.sketch_dim, str):
-            self.m = sketch_rows(self.n, self._unit_bounds(), self.multipliers[SHARING_PART])
+            self.m = sketch_rows(self.n, self._sizes(), self.multipliers[SHARING_PART])
         else:
             self.m = self.sketch_dim
         flags = np.zeros(self.column_bounds.size)
@@ -890,9 +865,9 @@ class ScreenedCoordinator:
             flags[self.blocks[k][local]] = 1.0
         return np.concatenate([[0.0 if self.m is None else float(self.m)], flags])
 
-    def _unit_bounds(self):
-        """The shared columns' bounds once divided by themselves: the statistics' units."""
-        return [np.ones(s.size) for s in self.shared]
+    def _sizes(self):
+        """Each party's number of shared columns."""
+        return [s.size for s in self.shared]
 
     def _scales(self):
         """The shared columns' bounds, in the quadratic's order."""
@@ -911,8 +886,8 @@ class ScreenedCoordinator:
         clips = []
         for k, message in enumerate(messages):
             s = self.shared[k].size
-            head = s * (s + 1) // 2 + s if s else 0
-            values = self._read(k, message, head + (self._sketch_floats(s) if s else 0))
+            head = s * (s + 1) // 2 + s
+            values = self._read(k, message, head + self._sketch_floats(s))
             self.own.append(values[:head])
             if not self.sharing:
                 continue
@@ -928,12 +903,11 @@ class ScreenedCoordinator:
         self.info["row_clips"] = clips
         if not self.sharing:
             return np.zeros(0)
-        sizes = [float(s.size) for s in self.shared]
-        return np.concatenate([clips, sizes, *[Z.ravel() for Z in self.sketches]])
+        return np.concatenate([clips, self._sizes(), *[Z.ravel() for Z in self.sketches]])
 
     def _quadratic(self, messages):
         """``(G, c, offsets)`` of the shared columns from the own and cross statistics."""
-        sizes = [s.size for s in self.shared]
+        sizes = self._sizes()
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         total = int(offsets[-1])
         G = np.zeros((total, total))
@@ -971,7 +945,7 @@ class ScreenedCoordinator:
             return G, 0.0
         normalised = G / SPREAD**2
         signal = float(np.mean(np.diag(normalised)))
-        lam = ridge(self.n, self._unit_bounds(), self.multipliers[SHARING_PART], signal)
+        lam = ridge(self.n, self._sizes(), self.multipliers[SHARING_PART], signal)
         normalised = normalised + lam * np.eye(G.shape[0])
         values, vectors = np.linalg.eigh(normalised)
         floor = EIGEN_FLOOR * max(float(values.max()), 1.0)
@@ -998,7 +972,7 @@ class ScreenedCoordinator:
 
     def expected_uplink(self) -> np.ndarray:
         """Bytes each party sends: its scores, own statistics, sketch and cross blocks."""
-        sizes = [s.size for s in self.shared]
+        sizes = self._sizes()
         total = sum(sizes)
         out = []
         for k, block in enumerate(self.blocks):
